@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lacunafs name-space operations: lookup and forget, attributes, and the
+ * calls that create, link, rename and remove names.
+ *
+ * Every inode is reached through its O_PATH fd, never by path, so a
+ * rename elsewhere in the tree cannot redirect an operation. Entries on a
+ * different filesystem than the backing directory's (something mounted
+ * under it) are refused with EXDEV: their inode numbers could collide
+ * with ours behind the single st_dev the FUSE mount reports.
+ *
+ * Each callback sends exactly one reply: fuse_reply_entry/attr/readlink/
+ * statfs or fuse_reply_err (forget: fuse_reply_none).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "lfs.h"
+#include "lfs_cred.h"
+#include "log.h"
+
+void lfs_proc_path(char *buf, size_t len, int fd)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+int lfs_reopen(struct lfs_inode *inode, int flags)
+{
+	char name[16];
+	int fd;
+
+	snprintf(name, sizeof(name), "%d", inode->fd);
+	fd = openat(lfs.proc_fd, name, (flags | O_CLOEXEC) & ~O_NOFOLLOW);
+	return fd < 0 ? -errno : fd;
+}
+
+void lfs_release_inode(struct lfs_inode *inode)
+{
+	if (inode == &lfs.root)
+		return;
+	close(inode->fd);
+	pthread_mutex_destroy(&inode->cache_lock);
+	free(inode);
+}
+
+void lfs_unref_inode(struct lfs_inode *inode, uint64_t n)
+{
+	if (lfs_itable_forget(&lfs.itable, inode, n))
+		lfs_release_inode(inode);
+}
+
+static int lfs_stat_fd(int fd, struct stat *st)
+{
+	return fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+int lfs_do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+{
+	struct lfs_inode *dir = lfs_inode_of(parent), *inode, *fresh;
+	int fd, rc;
+
+	memset(e, 0, sizeof(*e));
+	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	rc = lfs_stat_fd(fd, &e->attr);
+	if (rc)
+		goto out_close;
+	if (e->attr.st_dev != lfs.backing_dev) {
+		log_warn("refusing to cross into another filesystem at '%s' (dev %u:%u)", name,
+			 major(e->attr.st_dev), minor(e->attr.st_dev));
+		rc = -EXDEV;
+		goto out_close;
+	}
+
+	inode = lfs_itable_get(&lfs.itable, e->attr.st_dev, e->attr.st_ino, 1);
+	if (inode) {
+		close(fd);
+		goto out_entry;
+	}
+	fresh = calloc(1, sizeof(*fresh));
+	if (!fresh) {
+		rc = -ENOMEM;
+		goto out_close;
+	}
+	fresh->dev = e->attr.st_dev;
+	fresh->ino = e->attr.st_ino;
+	fresh->fd = fd;
+	fresh->type = e->attr.st_mode & S_IFMT;
+	pthread_mutex_init(&fresh->cache_lock, NULL);
+	inode = lfs_itable_insert(&lfs.itable, fresh, 1);
+	if (inode != fresh)
+		lfs_release_inode(fresh);	/* lost a race with another lookup */
+out_entry:
+	e->ino = (fuse_ino_t)(uintptr_t)inode;
+	e->attr_timeout = lfs.attr_timeout;
+	e->entry_timeout = lfs.entry_timeout;
+	return 0;
+
+out_close:
+	close(fd);
+	return rc;
+}
+
+void lfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	int rc = lfs_do_lookup(parent, name, &e);
+
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+void lfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	lfs_unref_inode(lfs_inode_of(ino), nlookup);
+	fuse_reply_none(req);
+}
+
+void lfs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		lfs_unref_inode(lfs_inode_of(forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+void lfs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	int rc;
+
+	if (fi)
+		rc = fstat(lfs_file_of(fi)->fd, &st) < 0 ? -errno : 0;
+	else
+		rc = lfs_stat_fd(lfs_inode_of(ino)->fd, &st);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, &st, lfs.attr_timeout);
+}
+
+static int lfs_truncate(struct lfs_inode *inode, struct fuse_file_info *fi, off_t size)
+{
+	int fd, rc;
+
+	if (fi && (lfs_file_of(fi)->flags & O_ACCMODE) != O_RDONLY)
+		return ftruncate(lfs_file_of(fi)->fd, size) < 0 ? -errno : 0;
+	fd = lfs_reopen(inode, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	rc = ftruncate(fd, size) < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+static void lfs_set_time(struct timespec *ts, int valid, int now_bit, int set_bit,
+			 const struct timespec *val)
+{
+	if (valid & now_bit)
+		ts->tv_nsec = UTIME_NOW;
+	else if (valid & set_bit)
+		*ts = *val;
+	else
+		ts->tv_nsec = UTIME_OMIT;
+}
+
+void lfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
+		    struct fuse_file_info *fi)
+{
+	struct lfs_inode *inode = lfs_inode_of(ino);
+	char path[64];
+	int rc = 0;
+
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+
+		if (fchownat(inode->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	if (valid & FUSE_SET_ATTR_MODE) {
+		if (inode->type == S_IFLNK) {
+			rc = -EOPNOTSUPP;
+			goto out;
+		}
+		if (fi) {
+			rc = fchmod(lfs_file_of(fi)->fd, attr->st_mode) < 0 ? -errno : 0;
+		} else {
+			lfs_proc_path(path, sizeof(path), inode->fd);
+			rc = chmod(path, attr->st_mode) < 0 ? -errno : 0;
+		}
+		if (rc)
+			goto out;
+	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		rc = lfs_truncate(inode, fi, attr->st_size);
+		if (rc)
+			goto out;
+	}
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+		struct timespec tv[2];
+
+		lfs_set_time(&tv[0], valid, FUSE_SET_ATTR_ATIME_NOW, FUSE_SET_ATTR_ATIME,
+			     &attr->st_atim);
+		lfs_set_time(&tv[1], valid, FUSE_SET_ATTR_MTIME_NOW, FUSE_SET_ATTR_MTIME,
+			     &attr->st_mtim);
+		if (fi)
+			rc = futimens(lfs_file_of(fi)->fd, tv) < 0 ? -errno : 0;
+		else
+			rc = utimensat(inode->fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0
+				     ? -errno
+				     : 0;
+		if (rc)
+			goto out;
+	}
+out:
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	lfs_op_getattr(req, ino, fi);
+}
+
+void lfs_op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[PATH_MAX + 1];
+	ssize_t n = readlinkat(lfs_inode_of(ino)->fd, "", buf, sizeof(buf));
+
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else if (n == sizeof(buf))
+		fuse_reply_err(req, ENAMETOOLONG);
+	else {
+		buf[n] = '\0';
+		fuse_reply_readlink(req, buf);
+	}
+}
+
+/* Create a directory, node or symlink as the caller, then look it up. */
+static void lfs_make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			  dev_t rdev, const char *link)
+{
+	struct lfs_inode *dir = lfs_inode_of(parent);
+	struct fuse_entry_param e;
+	struct lfs_cred cred;
+	int rc;
+
+	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
+	if (rc)
+		goto out_err;
+	if (link)
+		rc = symlinkat(link, dir->fd, name);
+	else if (S_ISDIR(mode))
+		rc = mkdirat(dir->fd, name, mode);
+	else
+		rc = mknodat(dir->fd, name, mode, rdev);
+	if (rc < 0)
+		rc = -errno;
+	lfs_cred_leave(&cred);
+	if (rc)
+		goto out_err;
+	rc = lfs_do_lookup(parent, name, &e);
+	if (rc)
+		goto out_err;
+	fuse_reply_entry(req, &e);
+	return;
+out_err:
+	fuse_reply_err(req, -rc);
+}
+
+void lfs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	lfs_make_node(req, parent, name, mode, rdev, NULL);
+}
+
+void lfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	lfs_make_node(req, parent, name, S_IFDIR | mode, 0, NULL);
+}
+
+void lfs_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	lfs_make_node(req, parent, name, S_IFLNK, 0, link);
+}
+
+void lfs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name)
+{
+	struct lfs_inode *inode = lfs_inode_of(ino);
+	struct fuse_entry_param e;
+	int rc;
+
+	if (linkat(inode->fd, "", lfs_inode_of(parent)->fd, name, AT_EMPTY_PATH) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	rc = lfs_do_lookup(parent, name, &e);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+void lfs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	int rc = unlinkat(lfs_inode_of(parent)->fd, name, 0);
+
+	fuse_reply_err(req, rc < 0 ? errno : 0);
+}
+
+void lfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	int rc = unlinkat(lfs_inode_of(parent)->fd, name, AT_REMOVEDIR);
+
+	fuse_reply_err(req, rc < 0 ? errno : 0);
+}
+
+void lfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		   const char *newname, unsigned int flags)
+{
+	int rc = renameat2(lfs_inode_of(parent)->fd, name, lfs_inode_of(newparent)->fd, newname,
+			   flags);
+
+	fuse_reply_err(req, rc < 0 ? errno : 0);
+}
+
+void lfs_op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(lfs_inode_of(ino)->fd, &sv) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/*
+ * access(2) is answered by the kernel itself under default_permissions;
+ * this serves a mount made without it: the mode bits against the caller's
+ * uid, gid and supplementary groups.
+ */
+void lfs_op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[64];
+	struct stat st;
+	mode_t bits;
+	int rc, n, i;
+
+	rc = lfs_stat_fd(lfs_inode_of(ino)->fd, &st);
+	if (rc || mask == F_OK)
+		goto out;
+	if (ctx->uid == 0) {
+		/* root may execute only what someone may execute */
+		if ((mask & X_OK) && !S_ISDIR(st.st_mode) && !(st.st_mode & 0111))
+			rc = -EACCES;
+		goto out;
+	}
+	if (ctx->uid == st.st_uid) {
+		bits = (st.st_mode >> 6) & 7;
+	} else {
+		bool member = ctx->gid == st.st_gid;
+
+		n = fuse_req_getgroups(req, 64, groups);
+		for (i = 0; !member && i < n && i < 64; i++)
+			member = groups[i] == st.st_gid;
+		bits = member ? (st.st_mode >> 3) & 7 : st.st_mode & 7;
+	}
+	if (((mode_t)mask & bits) != (mode_t)mask)
+		rc = -EACCES;
+out:
+	fuse_reply_err(req, -rc);
+}

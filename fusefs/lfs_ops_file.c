@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lacunafs file I/O: open/create/read/write/flush/release/fsync,
+ * fallocate, lseek (SEEK_DATA/SEEK_HOLE from the backing file),
+ * copy_file_range and flock.
+ *
+ * Cache policy (see docs/lacunafs.md): the daemon must see every write,
+ * because the sparse-read lock can only order what passes through it. So
+ * an open that can write is direct_io: each write(2) becomes FUSE writes
+ * that reach the daemon before the call returns, nothing is held dirty in
+ * the kernel's page cache, and a shared writable mmap of it fails instead
+ * of writing behind our back. A read-only open (with -o cache=auto, the
+ * default) reads through the kernel page cache, which writes made through
+ * the mount invalidate; it keeps the cache across opens only while the
+ * backing file's mtime, ctime and size are those the cache was filled at.
+ *
+ * O_DIRECT is honoured on the backing file too. libfuse hands us write
+ * data at whatever alignment it sits in its request buffer, so a write to
+ * an O_DIRECT file is bounced through an aligned buffer when needed; the
+ * offsets and lengths are the caller's, and the backing filesystem
+ * accepts or rejects them exactly as it would without lacunafs.
+ *
+ * Replies: open fuse_reply_open, create fuse_reply_create, read
+ * fuse_reply_data/fuse_reply_buf, write and copy_file_range
+ * fuse_reply_write, lseek fuse_reply_lseek, the rest fuse_reply_err.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lfs.h"
+#include "lfs_cred.h"
+#include "log.h"
+
+#define LFS_DIO_ALIGN 4096
+
+static bool lfs_has_setid(const struct stat *st)
+{
+	return (st->st_mode & S_ISUID) ||
+	       ((st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+}
+
+static bool lfs_ts_eq(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/*
+ * May the kernel keep the pages it cached for this inode? Only if the
+ * backing file has not changed since they were read. Records the current
+ * state for the next open.
+ */
+static bool lfs_cache_still_valid(struct lfs_inode *inode, const struct stat *st)
+{
+	bool keep;
+
+	pthread_mutex_lock(&inode->cache_lock);
+	keep = inode->cache_known && inode->cache_size == st->st_size &&
+	       lfs_ts_eq(&inode->cache_mtime, &st->st_mtim) &&
+	       lfs_ts_eq(&inode->cache_ctime, &st->st_ctim);
+	inode->cache_known = true;
+	inode->cache_size = st->st_size;
+	inode->cache_mtime = st->st_mtim;
+	inode->cache_ctime = st->st_ctim;
+	pthread_mutex_unlock(&inode->cache_lock);
+	return keep;
+}
+
+/* Wrap an open backing fd in a file handle and fill in fi's cache flags. */
+static int lfs_file_setup(struct lfs_inode *inode, int fd, struct fuse_file_info *fi)
+{
+	struct lfs_file *f;
+	struct stat st;
+	bool writable = (fi->flags & O_ACCMODE) != O_RDONLY;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->fd = fd;
+	f->flags = fi->flags;
+	f->odirect = fi->flags & O_DIRECT;
+	f->setid = writable && lfs_has_setid(&st);
+
+	fi->direct_io = writable || f->odirect || lfs.cache == LFS_CACHE_NONE;
+	fi->keep_cache = !fi->direct_io && lfs_cache_still_valid(inode, &st);
+	if (writable) {
+		/* pages cached by earlier read-only opens are stale after us */
+		pthread_mutex_lock(&inode->cache_lock);
+		inode->cache_known = false;
+		pthread_mutex_unlock(&inode->cache_lock);
+	}
+	fi->fh = (uint64_t)(uintptr_t)f;
+	return 0;
+}
+
+static void lfs_file_free(struct lfs_file *f)
+{
+	close(f->fd);
+	free(f);
+}
+
+void lfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct lfs_inode *inode = lfs_inode_of(ino);
+	int fd, rc;
+
+	fd = lfs_reopen(inode, fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY));
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	rc = lfs_file_setup(inode, fd, fi);
+	if (rc) {
+		close(fd);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		lfs_file_free(lfs_file_of(fi));
+}
+
+void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		   struct fuse_file_info *fi)
+{
+	struct fuse_entry_param e;
+	struct lfs_cred cred;
+	int fd, rc;
+
+	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
+	if (rc)
+		goto out_err;
+	fd = openat(lfs_inode_of(parent)->fd, name,
+		    (fi->flags | O_CREAT | O_CLOEXEC) & ~(O_NOFOLLOW | O_NOCTTY), mode);
+	rc = fd < 0 ? -errno : 0;
+	lfs_cred_leave(&cred);
+	if (rc)
+		goto out_err;
+	rc = lfs_do_lookup(parent, name, &e);
+	if (rc)
+		goto out_close;
+	rc = lfs_file_setup(lfs_inode_of(e.ino), fd, fi);
+	if (rc) {
+		lfs_unref_inode(lfs_inode_of(e.ino), 1);
+		goto out_close;
+	}
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		lfs_file_free(lfs_file_of(fi));
+		lfs_unref_inode(lfs_inode_of(e.ino), 1);
+	}
+	return;
+out_close:
+	close(fd);
+out_err:
+	fuse_reply_err(req, -rc);
+}
+
+static void *lfs_aligned_alloc(size_t size)
+{
+	void *p;
+
+	if (posix_memalign(&p, LFS_DIO_ALIGN, size ? size : LFS_DIO_ALIGN))
+		return NULL;
+	return p;
+}
+
+void lfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		 struct fuse_file_info *fi)
+{
+	struct lfs_file *f = lfs_file_of(fi);
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+	ssize_t n;
+	void *buf;
+
+	if (!f->odirect) {
+		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		bv.buf[0].fd = f->fd;
+		bv.buf[0].pos = off;
+		fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+		return;
+	}
+	buf = lfs_aligned_alloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = pread(f->fd, buf, size, off);
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+/* O_DIRECT write: straight from libfuse's buffer if aligned, else bounced. */
+static ssize_t lfs_write_direct(struct lfs_file *f, struct fuse_bufvec *in_buf, off_t off)
+{
+	size_t size = fuse_buf_size(in_buf);
+	struct fuse_bufvec bounce = FUSE_BUFVEC_INIT(size);
+	ssize_t n;
+	void *buf;
+
+	if (in_buf->count == 1 && !(in_buf->buf[0].flags & FUSE_BUF_IS_FD) &&
+	    ((uintptr_t)in_buf->buf[0].mem % LFS_DIO_ALIGN) == 0)
+		return pwrite(f->fd, in_buf->buf[0].mem, size, off) < 0 ? -errno
+			       : (ssize_t)size;
+	buf = lfs_aligned_alloc(size);
+	if (!buf)
+		return -ENOMEM;
+	bounce.buf[0].mem = buf;
+	n = fuse_buf_copy(&bounce, in_buf, 0);
+	if (n >= 0) {
+		n = pwrite(f->fd, buf, (size_t)n, off);
+		if (n < 0)
+			n = -errno;
+	}
+	free(buf);
+	return n;
+}
+
+void lfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
+		      struct fuse_file_info *fi)
+{
+	struct lfs_file *f = lfs_file_of(fi);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
+	struct lfs_cred cred = { false };
+	ssize_t n;
+
+	/* A write by someone else must clear set-id bits: write as them. */
+	if (f->setid) {
+		int rc = lfs_cred_enter(req, &cred, LFS_CRED_WRITE);
+
+		if (rc) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+	}
+	if (f->odirect) {
+		n = lfs_write_direct(f, in_buf, off);
+	} else {
+		out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		out.buf[0].fd = f->fd;
+		out.buf[0].pos = off;
+		n = fuse_buf_copy(&out, in_buf, 0);
+	}
+	lfs_cred_leave(&cred);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+void lfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	/* close() of a duplicate reports deferred errors of some filesystems */
+	int fd = dup(lfs_file_of(fi)->fd);
+	int rc = fd < 0 ? -errno : (close(fd) < 0 ? -errno : 0);
+
+	fuse_reply_err(req, -rc);
+}
+
+void lfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	lfs_file_free(lfs_file_of(fi));
+	fuse_reply_err(req, 0);
+}
+
+void lfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	int fd = lfs_file_of(fi)->fd;
+	int rc = datasync ? fdatasync(fd) : fsync(fd);
+
+	fuse_reply_err(req, rc < 0 ? errno : 0);
+}
+
+void lfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+		      struct fuse_file_info *fi)
+{
+	int rc = fallocate(lfs_file_of(fi)->fd, mode, offset, length);
+
+	fuse_reply_err(req, rc < 0 ? errno : 0);
+}
+
+void lfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		  struct fuse_file_info *fi)
+{
+	off_t res = lseek(lfs_file_of(fi)->fd, off, whence);
+
+	if (res < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_lseek(req, res);
+}
+
+void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			    struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			    struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	ssize_t n = copy_file_range(lfs_file_of(fi_in)->fd, &off_in, lfs_file_of(fi_out)->fd,
+				    &off_out, len, (unsigned int)flags);
+
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+void lfs_op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op)
+{
+	int rc = flock(lfs_file_of(fi)->fd, op);
+
+	fuse_reply_err(req, rc < 0 ? errno : 0);
+}

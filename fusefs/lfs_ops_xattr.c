@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lacunafs extended attributes, passed to the backing inode through its
+ * /proc/self/fd path (an O_PATH fd cannot carry xattr calls itself). A
+ * symlink has no race-free path of that kind, so its xattrs are
+ * EOPNOTSUPP, as with libfuse's passthrough_hp.
+ *
+ * Replies: getxattr/listxattr fuse_reply_buf (data) or fuse_reply_xattr
+ * (size probe), set/remove fuse_reply_err.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/xattr.h>
+
+#include "lfs.h"
+
+static int lfs_xattr_path(fuse_ino_t ino, char *path, size_t len)
+{
+	struct lfs_inode *inode = lfs_inode_of(ino);
+
+	if (inode->type == S_IFLNK)
+		return -EOPNOTSUPP;
+	lfs_proc_path(path, len, inode->fd);
+	return 0;
+}
+
+/* Common tail of getxattr and listxattr: size probe or data. */
+static void lfs_reply_xattr_data(fuse_req_t req, ssize_t n, char *buf, size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+void lfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	char path[64], *buf = NULL;
+	int rc = lfs_xattr_path(ino, path, sizeof(path));
+	ssize_t n;
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (size) {
+		buf = malloc(size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	n = getxattr(path, name, buf, size);
+	lfs_reply_xattr_data(req, n, buf, size);
+	free(buf);
+}
+
+void lfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char path[64], *buf = NULL;
+	int rc = lfs_xattr_path(ino, path, sizeof(path));
+	ssize_t n;
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (size) {
+		buf = malloc(size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	n = listxattr(path, buf, size);
+	lfs_reply_xattr_data(req, n, buf, size);
+	free(buf);
+}
+
+void lfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		     size_t size, int flags)
+{
+	char path[64];
+	int rc = lfs_xattr_path(ino, path, sizeof(path));
+
+	if (!rc && setxattr(path, name, value, size, flags) < 0)
+		rc = -errno;
+	fuse_reply_err(req, -rc);
+}
+
+void lfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	char path[64];
+	int rc = lfs_xattr_path(ino, path, sizeof(path));
+
+	if (!rc && removexattr(path, name) < 0)
+		rc = -errno;
+	fuse_reply_err(req, -rc);
+}

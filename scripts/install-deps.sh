@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Install what Lacuna needs to build, test and demo on Debian 12, as root.
+# Only missing packages are installed; with everything present this does
+# not touch the network.
+set -euo pipefail
+
+PKGS=(
+	# build
+	build-essential autoconf automake libtool pkg-config
+	libfuse3-dev liburing-dev libcmocka-dev
+	libibverbs-dev librdmacm-dev libnfs-dev
+	# run and test
+	fuse3 xfsprogs e2fsprogs util-linux attr libnfs-utils
+)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root (apt-get)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+	[[ $p == \#* ]] && continue
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
