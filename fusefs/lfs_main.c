@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,13 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_itable;
 	}
+	/*
+	 * A shell starts background jobs with SIGINT ignored, and libfuse
+	 * leaves ignored signals alone; SIGINT must unmount all the same.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_session;
 	if (fuse_session_mount(se, opts.mountpoint) != 0)
@@ -366,6 +374,9 @@ int main(int argc, char *argv[])
 		ret = fuse_session_loop_mt(se, loop_cfg);
 		fuse_loop_cfg_destroy(loop_cfg);
 	}
+	/* libfuse reports the signal that ended the loop: a clean stop */
+	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP)
+		ret = 0;
 	ret = ret ? 1 : 0;
 	log_info("unmounting %s", opts.mountpoint);
 out_unmount:
