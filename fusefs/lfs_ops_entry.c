@@ -67,6 +67,9 @@ int lfs_do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *
 	int fd, rc;
 
 	memset(e, 0, sizeof(*e));
+	/* ".." of the root would lead out of the backing directory */
+	if (dir == &lfs.root && !strcmp(name, ".."))
+		name = ".";
 	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -31,6 +31,14 @@ lt_cleanup() {
 	for ((_c = ${#LT_CLEANUP[@]} - 1; _c >= 0; _c--)); do
 		eval "${LT_CLEANUP[$_c]}" >/dev/null 2>&1 || true
 	done
+	# A daemon built with --enable-sanitizers reports into its log.
+	if [ -n "$LT_TMP" ] &&
+		grep -lE "ERROR: (Address|Leak|Thread)Sanitizer|runtime error:" \
+			"$LT_TMP"/*.log >/dev/null 2>&1; then
+		echo "not ok - sanitizer report in a daemon log:"
+		grep -hE -A30 "ERROR: (Address|Leak|Thread)Sanitizer|runtime error:" "$LT_TMP"/*.log
+		[ "$rc" = 0 ] && rc=1
+	fi
 	[ -n "$LT_TMP" ] && rm -rf "$LT_TMP"
 	exit "$rc"
 }
