@@ -35,6 +35,7 @@ struct lfs {
 	enum lfs_cache_mode cache;
 	bool as_root;		/* daemon runs as root: act with callers' ids */
 	bool debug;
+	char ctl_path[108];	/* control socket, '@' = abstract */
 };
 
 extern struct lfs lfs;
@@ -98,6 +99,7 @@ void lfs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 void lfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 
 /* lfs_ops_file.c */
+int lfs_setsize(fuse_req_t req, struct lfs_inode *inode, struct fuse_file_info *fi, off_t size);
 void lfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		   struct fuse_file_info *fi);
@@ -116,6 +118,13 @@ void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			    struct fuse_file_info *fi_out, size_t len, int flags);
 void lfs_op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op);
+
+/* lfs_sparse.c */
+void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		  struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
+		  size_t out_bufsz);
+int lfs_sparse_init(void);
+void lfs_sparse_exit(void);
 
 /* lfs_ops_xattr.c */
 void lfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,

@@ -16,7 +16,11 @@
 #include "lfs_cred.h"
 #include "log.h"
 
+#define LFS_CRED_NGROUPS_MAX 256
+
 static struct __user_cap_data_struct lfs_caps[_LINUX_CAPABILITY_U32S_3];
+static gid_t lfs_groups[LFS_CRED_NGROUPS_MAX];	/* the daemon's own */
+static int lfs_ngroups;
 static __thread bool lfs_thread_fs_private;
 
 int lfs_cred_init(void)
@@ -29,6 +33,35 @@ int lfs_cred_init(void)
 		log_err("capget: %s", strerror(err));
 		return -err;
 	}
+	lfs_ngroups = getgroups(LFS_CRED_NGROUPS_MAX, lfs_groups);
+	if (lfs_ngroups < 0) {
+		int err = errno;
+
+		log_err("getgroups: %s", strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+/*
+ * Take on the caller's supplementary groups for this thread, so that the
+ * backing filesystem's "is the writer in the file's group" test (which
+ * decides whether a write or truncate clears set-group-id) sees them.
+ */
+static int lfs_cred_groups(fuse_req_t req, struct lfs_cred *c)
+{
+	gid_t groups[LFS_CRED_NGROUPS_MAX];
+	int n = fuse_req_getgroups(req, LFS_CRED_NGROUPS_MAX, groups);
+
+	if (n < 0 || n > LFS_CRED_NGROUPS_MAX)
+		n = 0;	/* unknown: the caller's primary group only */
+	if (syscall(SYS_setgroups, (size_t)n, groups) < 0) {
+		int err = errno;
+
+		log_err("setgroups: %s", strerror(err));
+		return -err;
+	}
+	c->groups = true;
 	return 0;
 }
 
@@ -54,6 +87,7 @@ int lfs_cred_enter(fuse_req_t req, struct lfs_cred *c, enum lfs_cred_mode mode)
 	int rc;
 
 	c->switched = false;
+	c->groups = false;
 	if (mode == LFS_CRED_CREATE) {
 		rc = lfs_cred_private_fs();
 		if (rc)
@@ -63,6 +97,11 @@ int lfs_cred_enter(fuse_req_t req, struct lfs_cred *c, enum lfs_cred_mode mode)
 	if (!lfs.as_root || (ctx->uid == 0 && ctx->gid == 0))
 		return 0;
 
+	if (mode == LFS_CRED_WRITE) {
+		rc = lfs_cred_groups(req, c);
+		if (rc)
+			return rc;
+	}
 	syscall(SYS_setfsgid, ctx->gid);
 	syscall(SYS_setfsuid, ctx->uid);
 	c->switched = true;
@@ -87,6 +126,10 @@ int lfs_cred_enter(fuse_req_t req, struct lfs_cred *c, enum lfs_cred_mode mode)
 
 void lfs_cred_leave(struct lfs_cred *c)
 {
+	if (c->groups) {
+		syscall(SYS_setgroups, (size_t)lfs_ngroups, lfs_groups);
+		c->groups = false;
+	}
 	if (!c->switched)
 		return;
 	/* Going back to fsuid 0 raises the fs capabilities again. */

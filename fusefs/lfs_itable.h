@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rangelock.h"
+
 struct lfs_inode {
 	struct lfs_inode *hnext;	/* hash chain, under itable->lock */
 	dev_t dev;
@@ -25,6 +27,17 @@ struct lfs_inode {
 	int fd;				/* O_PATH | O_NOFOLLOW, owned */
 	mode_t type;			/* S_IFMT bits */
 	uint64_t nlookup;		/* kernel lookups, under itable->lock */
+
+	/*
+	 * The inode's byte-range lock (common/rangelock.h): exclusive over
+	 * what a write, fallocate, truncate or copy changes, shared over
+	 * [offset, EOF) for the sparse read. wgen counts completed changes
+	 * made through the mount, so the sparse read can tell them from
+	 * changes made behind it. Lock order: rl before cache_lock; never
+	 * two ranges of one inode at once; two inodes in address order.
+	 */
+	struct rl_lock rl;
+	uint64_t wgen;			/* __atomic, incremented under rl */
 
 	/*
 	 * Page-cache bookkeeping for read-only opens (lfs_ops_file.c):

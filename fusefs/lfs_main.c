@@ -94,7 +94,8 @@ static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 				  FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_DONT_MASK | FUSE_CAP_POSIX_ACL |
 				  FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_READDIRPLUS |
 				  FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS |
-				  FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_ASYNC_READ;
+				  FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_ASYNC_READ |
+				  FUSE_CAP_IOCTL_DIR;
 
 	conn->want |= want & conn->capable;
 	/*
@@ -103,7 +104,8 @@ static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * are left to the kernel, which enforces them among all users of the
 	 * mount; flock goes to the backing file.
 	 */
-	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_HANDLE_KILLPRIV);
+	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_HANDLE_KILLPRIV |
+			FUSE_CAP_ATOMIC_O_TRUNC);
 	conn->max_write = LFS_MAX_WRITE;
 	conn->max_readahead = LFS_MAX_WRITE;
 	if (!(conn->want & FUSE_CAP_DONT_MASK))
@@ -147,6 +149,7 @@ static const struct fuse_lowlevel_ops lfs_ops = {
 	.getxattr = lfs_op_getxattr,
 	.listxattr = lfs_op_listxattr,
 	.removexattr = lfs_op_removexattr,
+	.ioctl = lfs_op_ioctl,
 };
 
 /* Open the backing directory as the root inode. Returns 0 or -errno. */
@@ -357,6 +360,9 @@ int main(int argc, char *argv[])
 		 lfs.cache == LFS_CACHE_AUTO ? "auto" : "none");
 	if (fuse_daemonize(opts.foreground) != 0)
 		goto out_unmount;
+	/* after fuse_daemonize: its fork would leave the thread behind */
+	if (lfs_sparse_init() != 0)
+		goto out_unmount;
 	if (!opts.foreground)
 		log_set_syslog(true);
 
@@ -379,6 +385,7 @@ int main(int argc, char *argv[])
 		ret = 0;
 	ret = ret ? 1 : 0;
 	log_info("unmounting %s", opts.mountpoint);
+	lfs_sparse_exit();
 out_unmount:
 	fuse_session_unmount(se);
 out_signals:

@@ -47,6 +47,7 @@ void lfs_release_inode(struct lfs_inode *inode)
 		return;
 	close(inode->fd);
 	pthread_mutex_destroy(&inode->cache_lock);
+	rl_destroy(&inode->rl);
 	free(inode);
 }
 
@@ -98,6 +99,12 @@ int lfs_do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *
 	fresh->fd = fd;
 	fresh->type = e->attr.st_mode & S_IFMT;
 	pthread_mutex_init(&fresh->cache_lock, NULL);
+	rc = rl_init(&fresh->rl);
+	if (rc) {
+		pthread_mutex_destroy(&fresh->cache_lock);
+		free(fresh);
+		goto out_close;
+	}
 	inode = lfs_itable_insert(&lfs.itable, fresh, 1);
 	if (inode != fresh)
 		lfs_release_inode(fresh);	/* lost a race with another lookup */
@@ -153,20 +160,6 @@ void lfs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_attr(req, &st, lfs.attr_timeout);
 }
 
-static int lfs_truncate(struct lfs_inode *inode, struct fuse_file_info *fi, off_t size)
-{
-	int fd, rc;
-
-	if (fi && (lfs_file_of(fi)->flags & O_ACCMODE) != O_RDONLY)
-		return ftruncate(lfs_file_of(fi)->fd, size) < 0 ? -errno : 0;
-	fd = lfs_reopen(inode, O_WRONLY);
-	if (fd < 0)
-		return fd;
-	rc = ftruncate(fd, size) < 0 ? -errno : 0;
-	close(fd);
-	return rc;
-}
-
 static void lfs_set_time(struct timespec *ts, int valid, int now_bit, int set_bit,
 			 const struct timespec *val)
 {
@@ -209,7 +202,7 @@ void lfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid
 			goto out;
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
-		rc = lfs_truncate(inode, fi, attr->st_size);
+		rc = lfs_setsize(req, inode, fi, attr->st_size);
 		if (rc)
 			goto out;
 	}

@@ -20,6 +20,19 @@
  * offsets and lengths are the caller's, and the backing filesystem
  * accepts or rejects them exactly as it would without lacunafs.
  *
+ * Range lock: every change to file data or size made here holds the
+ * inode's range lock exclusively over what it changes (a write over its
+ * bytes, or from 0 to EOF on an O_APPEND file whose offset the backing
+ * filesystem decides; fallocate over its range; a size change over
+ * [min(old, new), EOF); copy_file_range over the destination, with the
+ * source shared), so that the sparse read, which holds it shared, never
+ * sees half of a change.
+ *
+ * Set-id bits: a write, truncate or O_TRUNC open of a file with set-user-id
+ * or set-group-id bits is made with the caller's ids and groups and no fs
+ * capabilities, so the backing filesystem clears the bits exactly as it
+ * would for that caller.
+ *
  * Replies: open fuse_reply_open, create fuse_reply_create, read
  * fuse_reply_data/fuse_reply_buf, write and copy_file_range
  * fuse_reply_write, lseek fuse_reply_lseek, the rest fuse_reply_err.
@@ -40,8 +53,78 @@
 
 static bool lfs_has_setid(const struct stat *st)
 {
-	return (st->st_mode & S_ISUID) ||
-	       ((st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
+	return st->st_mode & (S_ISUID | S_ISGID);
+}
+
+/* [start, start + len) as a lock range, saturating at RL_EOF */
+static uint64_t lfs_range_end(uint64_t start, uint64_t len)
+{
+	return len > RL_EOF - start ? RL_EOF : start + len;
+}
+
+static void lfs_wlock(struct lfs_inode *inode, struct rl_range *r, uint64_t start, uint64_t end)
+{
+	rl_lock(&inode->rl, r, start, end, RL_EXCLUSIVE, NULL);
+}
+
+static void lfs_wunlock(struct lfs_inode *inode, struct rl_range *r)
+{
+	__atomic_fetch_add(&inode->wgen, 1, __ATOMIC_RELEASE);
+	rl_unlock(&inode->rl, r);
+}
+
+/*
+ * Set the size of the file open as fd, holding the range lock over
+ * [min(old, new), EOF). The old size is read again under the lock: if
+ * the file shrank meanwhile, lock again from lower down.
+ */
+static int lfs_truncate_fd(fuse_req_t req, struct lfs_inode *inode, int fd, off_t size)
+{
+	struct lfs_cred cred = { false, false };
+	struct rl_range r;
+	struct stat st;
+	uint64_t start;
+	int rc;
+
+	if (size < 0)
+		return -EINVAL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	for (;;) {
+		start = (uint64_t)(st.st_size < size ? st.st_size : size);
+		lfs_wlock(inode, &r, start, RL_EOF);
+		if (fstat(fd, &st) < 0) {
+			rc = -errno;
+			goto out_unlock;
+		}
+		if ((uint64_t)st.st_size >= start || (uint64_t)size <= (uint64_t)st.st_size)
+			break;
+		lfs_wunlock(inode, &r);
+	}
+	if (lfs_has_setid(&st)) {
+		rc = lfs_cred_enter(req, &cred, LFS_CRED_WRITE);
+		if (rc)
+			goto out_unlock;
+	}
+	rc = ftruncate(fd, size) < 0 ? -errno : 0;
+	lfs_cred_leave(&cred);
+out_unlock:
+	lfs_wunlock(inode, &r);
+	return rc;
+}
+
+int lfs_setsize(fuse_req_t req, struct lfs_inode *inode, struct fuse_file_info *fi, off_t size)
+{
+	int fd, rc;
+
+	if (fi && (lfs_file_of(fi)->flags & O_ACCMODE) != O_RDONLY)
+		return lfs_truncate_fd(req, inode, lfs_file_of(fi)->fd, size);
+	fd = lfs_reopen(inode, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	rc = lfs_truncate_fd(req, inode, fd, size);
+	close(fd);
+	return rc;
 }
 
 static bool lfs_ts_eq(const struct timespec *a, const struct timespec *b)
@@ -110,12 +193,18 @@ void lfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct lfs_inode *inode = lfs_inode_of(ino);
 	int fd, rc;
 
-	fd = lfs_reopen(inode, fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY));
+	fd = lfs_reopen(inode, fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC));
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
 		return;
 	}
-	rc = lfs_file_setup(inode, fd, fi);
+	rc = 0;
+	if ((fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) == O_RDONLY)
+		rc = lfs_setsize(req, inode, NULL, 0);
+	else if (fi->flags & O_TRUNC)
+		rc = lfs_truncate_fd(req, inode, fd, 0);
+	if (!rc)
+		rc = lfs_file_setup(inode, fd, fi);
 	if (rc) {
 		close(fd);
 		fuse_reply_err(req, -rc);
@@ -136,7 +225,7 @@ void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 	if (rc)
 		goto out_err;
 	fd = openat(lfs_inode_of(parent)->fd, name,
-		    (fi->flags | O_CREAT | O_CLOEXEC) & ~(O_NOFOLLOW | O_NOCTTY), mode);
+		    (fi->flags | O_CREAT | O_CLOEXEC) & ~(O_NOFOLLOW | O_NOCTTY | O_TRUNC), mode);
 	rc = fd < 0 ? -errno : 0;
 	lfs_cred_leave(&cred);
 	if (rc)
@@ -144,7 +233,11 @@ void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 	rc = lfs_do_lookup(parent, name, &e);
 	if (rc)
 		goto out_close;
-	rc = lfs_file_setup(lfs_inode_of(e.ino), fd, fi);
+	/* an existing file opened with O_TRUNC is truncated under the lock */
+	if (fi->flags & O_TRUNC)
+		rc = lfs_truncate_fd(req, lfs_inode_of(e.ino), fd, 0);
+	if (!rc)
+		rc = lfs_file_setup(lfs_inode_of(e.ino), fd, fi);
 	if (rc) {
 		lfs_unref_inode(lfs_inode_of(e.ino), 1);
 		goto out_close;
@@ -226,16 +319,28 @@ static ssize_t lfs_write_direct(struct lfs_file *f, struct fuse_bufvec *in_buf, 
 void lfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
 		      struct fuse_file_info *fi)
 {
+	struct lfs_inode *inode = lfs_inode_of(ino);
 	struct lfs_file *f = lfs_file_of(fi);
-	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
-	struct lfs_cred cred = { false };
+	size_t size = fuse_buf_size(in_buf);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(size);
+	struct lfs_cred cred = { false, false };
+	struct rl_range r;
 	ssize_t n;
 
+	if (size == 0) {
+		fuse_reply_write(req, 0);
+		return;
+	}
+	if (f->flags & O_APPEND)
+		lfs_wlock(inode, &r, 0, RL_EOF);
+	else
+		lfs_wlock(inode, &r, (uint64_t)off, lfs_range_end((uint64_t)off, size));
 	/* A write by someone else must clear set-id bits: write as them. */
 	if (f->setid) {
 		int rc = lfs_cred_enter(req, &cred, LFS_CRED_WRITE);
 
 		if (rc) {
+			lfs_wunlock(inode, &r);
 			fuse_reply_err(req, -rc);
 			return;
 		}
@@ -249,6 +354,7 @@ void lfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf
 		n = fuse_buf_copy(&out, in_buf, 0);
 	}
 	lfs_cred_leave(&cred);
+	lfs_wunlock(inode, &r);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -281,9 +387,18 @@ void lfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file
 void lfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 		      struct fuse_file_info *fi)
 {
-	int rc = fallocate(lfs_file_of(fi)->fd, mode, offset, length);
+	struct lfs_inode *inode = lfs_inode_of(ino);
+	struct rl_range r;
+	int rc;
 
-	fuse_reply_err(req, rc < 0 ? errno : 0);
+	if (offset < 0 || length <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	lfs_wlock(inode, &r, (uint64_t)offset, lfs_range_end((uint64_t)offset, (uint64_t)length));
+	rc = fallocate(lfs_file_of(fi)->fd, mode, offset, length) < 0 ? errno : 0;
+	lfs_wunlock(inode, &r);
+	fuse_reply_err(req, rc);
 }
 
 void lfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
@@ -301,11 +416,41 @@ void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			    struct fuse_file_info *fi_out, size_t len, int flags)
 {
-	ssize_t n = copy_file_range(lfs_file_of(fi_in)->fd, &off_in, lfs_file_of(fi_out)->fd,
-				    &off_out, len, (unsigned int)flags);
+	struct lfs_inode *src = lfs_inode_of(ino_in), *dst = lfs_inode_of(ino_out);
+	uint64_t s0 = (uint64_t)off_in, d0 = (uint64_t)off_out;
+	struct rl_range rs, rd;
+	ssize_t n;
 
+	if (off_in < 0 || off_out < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (len == 0) {
+		fuse_reply_write(req, 0);
+		return;
+	}
+	if (src == dst) {
+		/* one range over both: never wait for a second range of one lock */
+		uint64_t lo = s0 < d0 ? s0 : d0;
+		uint64_t e0 = lfs_range_end(s0, len), e1 = lfs_range_end(d0, len);
+
+		lfs_wlock(dst, &rd, lo, e0 > e1 ? e0 : e1);
+	} else if ((uintptr_t)src < (uintptr_t)dst) {
+		rl_lock(&src->rl, &rs, s0, lfs_range_end(s0, len), RL_SHARED, NULL);
+		lfs_wlock(dst, &rd, d0, lfs_range_end(d0, len));
+	} else {
+		lfs_wlock(dst, &rd, d0, lfs_range_end(d0, len));
+		rl_lock(&src->rl, &rs, s0, lfs_range_end(s0, len), RL_SHARED, NULL);
+	}
+	n = copy_file_range(lfs_file_of(fi_in)->fd, &off_in, lfs_file_of(fi_out)->fd, &off_out,
+			    len, (unsigned int)flags);
 	if (n < 0)
-		fuse_reply_err(req, errno);
+		n = -errno;
+	if (src != dst)
+		rl_unlock(&src->rl, &rs);
+	lfs_wunlock(dst, &rd);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_write(req, (size_t)n);
 }

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The atomic sparse-read ioctl of lacunafs (include/lacuna/ioctl.h).
+ *
+ * Operation
+ * ---------
+ * LACUNA_IOC_SPARSE_READ(_INLINE) on an open file takes the inode's range
+ * lock shared over [offset, EOF): every write, fallocate, truncate and
+ * copy through the mount that could change the answer (the range's bytes,
+ * the holes that run on past it, the file size) holds the lock
+ * exclusively over what it changes, so it happens wholly before or wholly
+ * after the read. Under the lock the daemon:
+ *
+ *   1. fstat()s the backing file (size, allocated blocks, change time);
+ *   2. if the allocation covers the whole file there can be no hole: one
+ *      data segment, no hole search (LACUNA_SR_DENSE);
+ *   3. otherwise walks SEEK_DATA/SEEK_HOLE from offset, emitting holes
+ *      whole (a hole that starts in range is reported to its end, even
+ *      past offset + length) and data clipped to the range and to the
+ *      room left for data;
+ *   4. preads the data segments into the caller's arena, or into the
+ *      inline reply buffer;
+ *   5. fstat()s again. A changed ctime or size that no change through the
+ *      mount explains (the inode's wgen did not move) means someone wrote
+ *      the backing file directly: the read is repeated, at most
+ *      LFS_SR_RETRIES times, and then reported LACUNA_SR_UNSTABLE.
+ *
+ * The table stops early (LACUNA_SR_SHORT) when it is full or the data
+ * room is used up; next_offset says where to continue.
+ *
+ * Errors: ENOTTY unknown command; EINVAL bad size, flags or mode, or a
+ * range past 2^63; EPROTO wrong ABI version; EISDIR on a directory;
+ * EACCES unknown arena token; EPERM a token of another process; ERANGE
+ * an arena window outside the registration; ENOBUFS no room for any data.
+ * Replies: fuse_reply_ioctl or fuse_reply_err.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lacuna/ioctl.h"
+#include "lfs.h"
+#include "lfs_ctl.h"
+#include "log.h"
+
+#define LFS_SR_RETRIES 3
+
+/* where the data of one sparse read goes */
+struct lfs_sr_dest {
+	uint8_t *buf;		/* NULL: map only */
+	uint64_t len;
+};
+
+static bool lfs_same_change(const struct stat *a, const struct stat *b)
+{
+	return a->st_size == b->st_size && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static int lfs_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t off, bool *unstable)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) {
+			/* shorter than its map said: changed behind our back */
+			memset(buf, 0, len);
+			*unstable = true;
+			return 0;
+		}
+		buf += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static void lfs_sr_add(struct lacuna_sr_hdr *h, struct lacuna_seg *segs, uint32_t kind,
+		       uint64_t off, uint64_t len, uint64_t data_off)
+{
+	struct lacuna_seg *s = &segs[h->nsegs++];
+
+	s->offset = off;
+	s->length = len;
+	s->kind = kind;
+	s->pad = 0;
+	s->data_off = kind == LACUNA_SEG_DATA ? data_off : 0;
+	if (kind == LACUNA_SEG_DATA)
+		h->data_bytes += len;
+	else
+		h->hole_bytes += len;
+}
+
+/* One pass of steps 1-4 above. */
+static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
+		       struct lacuna_seg *segs, uint32_t maxsegs, const struct lfs_sr_dest *dst,
+		       bool *unstable)
+{
+	uint64_t size = (uint64_t)st->st_size;
+	uint64_t pos = h->offset;
+	uint64_t end = h->length > size - (pos < size ? pos : size) ? size : pos + h->length;
+	uint64_t room = dst->buf ? dst->len : UINT64_MAX, used = 0;
+	bool dense = (uint64_t)st->st_blocks * 512 >= size;
+	int rc;
+
+	h->nsegs = 0;
+	h->data_bytes = h->hole_bytes = 0;
+	h->flags = dense ? LACUNA_SR_DENSE : 0;
+	h->file_size = size;
+	if (pos >= size || h->length == 0) {
+		h->next_offset = pos;
+		goto out;
+	}
+	while (pos < end && h->nsegs < maxsegs) {
+		uint64_t dstart, dend;
+		off_t r;
+
+		if (dense) {
+			dstart = pos;
+			dend = size;
+		} else {
+			r = lseek(fd, (off_t)pos, SEEK_DATA);
+			if (r < 0 && errno != ENXIO)
+				return -errno;
+			dstart = r < 0 ? size : (uint64_t)r;
+			if (dstart > pos) {
+				/* a hole, reported whole even past end */
+				lfs_sr_add(h, segs, LACUNA_SEG_HOLE, pos, dstart - pos, 0);
+				pos = dstart;
+				continue;
+			}
+			r = lseek(fd, (off_t)pos, SEEK_HOLE);
+			if (r < 0)
+				return -errno;
+			dend = (uint64_t)r;
+		}
+		if (dend > end)
+			dend = end;
+		if (dend - pos > room - used)
+			dend = pos + (room - used);
+		if (dend == pos)
+			break;	/* no room left for data */
+		if (dst->buf) {
+			rc = lfs_pread_all(fd, dst->buf + used, dend - pos, pos, unstable);
+			if (rc)
+				return rc;
+		}
+		lfs_sr_add(h, segs, LACUNA_SEG_DATA, pos, dend - pos, used);
+		used += dend - pos;
+		pos = dend;
+	}
+	h->next_offset = pos;
+out:
+	if (h->next_offset >= size)
+		h->flags |= LACUNA_SR_EOF;
+	else if (h->next_offset < end)
+		h->flags |= LACUNA_SR_SHORT;
+	if (h->nsegs == 0 && pos < end)
+		return -ENOBUFS;
+	return 0;
+}
+
+/* Steps 1-5 under the range lock. */
+static int lfs_sparse_read(struct lfs_inode *inode, int fd, struct lacuna_sr_hdr *h,
+			   struct lacuna_seg *segs, uint32_t maxsegs, const struct lfs_sr_dest *dst)
+{
+	struct rl_range r;
+	struct stat st0, st1;
+	uint64_t gen0, gen1;
+	bool unstable = false;
+	unsigned int attempt;
+	int rc;
+
+	rc = rl_lock(&inode->rl, &r, h->offset, RL_EOF, RL_SHARED, NULL);
+	if (rc)
+		return rc;
+	for (attempt = 0;; attempt++) {
+		unstable = false;
+		gen0 = __atomic_load_n(&inode->wgen, __ATOMIC_ACQUIRE);
+		if (fstat(fd, &st0) < 0) {
+			rc = -errno;
+			break;
+		}
+		rc = lfs_sr_walk(fd, &st0, h, segs, maxsegs, dst, &unstable);
+		if (rc)
+			break;
+		if (fstat(fd, &st1) < 0) {
+			rc = -errno;
+			break;
+		}
+		gen1 = __atomic_load_n(&inode->wgen, __ATOMIC_ACQUIRE);
+		if (!unstable && (lfs_same_change(&st0, &st1) || gen0 != gen1))
+			break;
+		if (attempt == LFS_SR_RETRIES) {
+			h->flags |= LACUNA_SR_UNSTABLE;
+			break;
+		}
+	}
+	h->retries = attempt;
+	rl_unlock(&inode->rl, &r);
+	return rc;
+}
+
+static int lfs_sr_check(const struct lacuna_sr_hdr *h, size_t size)
+{
+	if (h->size != size || h->in_flags != 0)
+		return -EINVAL;
+	if (h->version != LACUNA_ABI_VERSION)
+		return -EPROTO;
+	if (h->offset > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* A descriptor good for pread at any alignment (an O_DIRECT one is not). */
+static int lfs_sr_fd(struct lfs_inode *inode, struct lfs_file *f, bool *opened)
+{
+	int fd;
+
+	*opened = false;
+	if (!f->odirect)
+		return f->fd;
+	fd = lfs_reopen(inode, O_RDONLY);
+	if (fd >= 0)
+		*opened = true;
+	return fd;
+}
+
+static void lfs_ioctl_sparse(fuse_req_t req, struct lfs_inode *inode, struct lfs_file *f,
+			     const void *in_buf, size_t in_bufsz)
+{
+	struct lacuna_sparse_read *sr;
+	struct lfs_sr_dest dst = { NULL, 0 };
+	struct lfs_reg *reg = NULL;
+	bool opened;
+	int fd, rc;
+
+	sr = malloc(sizeof(*sr));
+	if (!sr) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(sr, in_buf, sizeof(*sr));
+	rc = lfs_sr_check(&sr->h, sizeof(*sr));
+	if (rc)
+		goto out;
+	if (sr->h.mode == LACUNA_SR_ARENA) {
+		void *base;
+		size_t len;
+
+		rc = lfs_ctl_get(sr->h.token, fuse_req_ctx(req)->pid, &reg, &base, &len);
+		if (rc)
+			goto out;
+		if (sr->h.arena_off > len || sr->h.arena_len > len - sr->h.arena_off) {
+			rc = -ERANGE;
+			goto out;
+		}
+		dst.buf = (uint8_t *)base + sr->h.arena_off;
+		dst.len = sr->h.arena_len;
+	} else if (sr->h.mode != LACUNA_SR_MAP) {
+		rc = -EINVAL;
+		goto out;
+	}
+	fd = lfs_sr_fd(inode, f, &opened);
+	if (fd < 0) {
+		rc = fd;
+		goto out;
+	}
+	rc = lfs_sparse_read(inode, fd, &sr->h, sr->segs, LACUNA_SR_MAX_SEGS, &dst);
+	if (opened)
+		close(fd);
+out:
+	if (reg)
+		lfs_ctl_put(reg);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_ioctl(req, 0, sr, sizeof(*sr));
+	free(sr);
+}
+
+static void lfs_ioctl_sparse_inline(fuse_req_t req, struct lfs_inode *inode, struct lfs_file *f,
+				    const void *in_buf)
+{
+	struct lacuna_sparse_read_inline *sr;
+	struct lfs_sr_dest dst;
+	bool opened;
+	int fd, rc;
+
+	sr = malloc(sizeof(*sr));
+	if (!sr) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(sr, in_buf, sizeof(sr->h));
+	memset(sr->segs, 0, sizeof(sr->segs));
+	rc = lfs_sr_check(&sr->h, sizeof(*sr));
+	if (!rc && sr->h.mode != LACUNA_SR_INLINE && sr->h.mode != LACUNA_SR_MAP)
+		rc = -EINVAL;
+	if (rc)
+		goto out;
+	dst.buf = sr->h.mode == LACUNA_SR_INLINE ? sr->data : NULL;
+	dst.len = sizeof(sr->data);
+	fd = lfs_sr_fd(inode, f, &opened);
+	if (fd < 0) {
+		rc = fd;
+		goto out;
+	}
+	rc = lfs_sparse_read(inode, fd, &sr->h, sr->segs, LACUNA_INLINE_SEGS, &dst);
+	if (opened)
+		close(fd);
+out:
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_ioctl(req, 0, sr, sizeof(*sr));
+	free(sr);
+}
+
+static void lfs_ioctl_info(fuse_req_t req, const void *in_buf)
+{
+	struct lacuna_info info;
+
+	memcpy(&info, in_buf, sizeof(info));
+	if (info.size != sizeof(info)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	info.version = LACUNA_ABI_VERSION;
+	info.max_segs = LACUNA_SR_MAX_SEGS;
+	info.inline_max = LACUNA_INLINE_MAX;
+	info.arena_max = LFS_CTL_ARENA_MAX;
+	info.regs_max = LFS_CTL_REGS_MAX;
+	info.daemon_pid = (uint64_t)getpid();
+	snprintf(info.ctl_path, sizeof(info.ctl_path), "%s", lfs.ctl_path);
+	fuse_reply_ioctl(req, 0, &info, sizeof(info));
+}
+
+void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		  struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
+		  size_t out_bufsz)
+{
+	struct lfs_inode *inode = lfs_inode_of(ino);
+
+	if (flags & FUSE_IOCTL_COMPAT) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	if (_IOC_SIZE(cmd) != in_bufsz || _IOC_SIZE(cmd) != out_bufsz) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	switch (cmd) {
+	case LACUNA_IOC_INFO:
+		lfs_ioctl_info(req, in_buf);
+		return;
+	case LACUNA_IOC_SPARSE_READ:
+	case LACUNA_IOC_SPARSE_READ_INLINE:
+		if (inode->type == S_IFDIR) {
+			fuse_reply_err(req, EISDIR);
+			return;
+		}
+		if (inode->type != S_IFREG) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		if (cmd == LACUNA_IOC_SPARSE_READ)
+			lfs_ioctl_sparse(req, inode, lfs_file_of(fi), in_buf, in_bufsz);
+		else
+			lfs_ioctl_sparse_inline(req, inode, lfs_file_of(fi), in_buf);
+		return;
+	default:
+		fuse_reply_err(req, ENOTTY);
+	}
+}
+
+int lfs_sparse_init(void)
+{
+	if (rl_disabled_for_testing())
+		log_warn("RANGE LOCK DISABLED FOR TESTING (LACUNA_TEST_DISABLE_RANGELOCK): "
+			 "sparse reads are not atomic");
+	return lfs_ctl_start(lfs.ctl_path, sizeof(lfs.ctl_path));
+}
+
+void lfs_sparse_exit(void)
+{
+	lfs_ctl_stop();
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The lacunafs sparse-read ioctl ABI, shared by lacunafs, lacunad,
+ * liblacuna, the tools and the tests.
+ *
+ * Operation
+ * ---------
+ * A FUSE filesystem only gets "restricted" ioctls: the kernel copies
+ * exactly _IOC_SIZE(cmd) bytes (at most 16383) in and out and the daemon
+ * cannot follow pointers. So every struct here has a fixed layout
+ * (uint64_t fields, explicit padding, no pointers) and a size and version
+ * the daemon checks, and the data of a sparse read travels one of three
+ * ways (the request's mode):
+ *
+ *   LACUNA_SR_MAP     segments only, no data.
+ *   LACUNA_SR_INLINE  data inside the ioctl reply (LACUNA_IOC_SPARSE_READ_INLINE,
+ *                     at most LACUNA_INLINE_MAX bytes): small ranges and tools.
+ *   LACUNA_SR_ARENA   data written by the daemon, under the range lock,
+ *                     straight into a shared memory arena the caller
+ *                     registered on the daemon's control socket (a memfd
+ *                     passed with SCM_RIGHTS). One copy, from the backing
+ *                     file's page cache into memory the caller sends from.
+ *
+ * The reply's segment table covers [offset, next_offset) contiguously;
+ * a hole may begin before offset and end after next_offset (READ_PLUS
+ * allows both). Data segments are clipped to the requested range, and
+ * their bytes lie in the arena (or inline buffer) back to back, in table
+ * order, each at its seg.data_off. A reply can be short (the table or the
+ * data buffer filled up): continue at next_offset. LACUNA_SR_EOF says
+ * next_offset reached the end of the file.
+ *
+ * Every change made through the mount is excluded while the table and the
+ * data are taken. Changes made to the backing file outside the mount are
+ * detected (change time and size compared before and after, bounded
+ * retries) and flagged LACUNA_SR_UNSTABLE rather than hidden.
+ *
+ * Control socket protocol (SOCK_SEQPACKET, path from LACUNA_IOC_INFO):
+ * the client sends struct lacuna_ctl_msg REGISTER with a memfd attached;
+ * the daemon maps it and answers with a random 128-bit token. Only the
+ * process that registered (by its peer credentials) can name the token in
+ * an ioctl. Closing the connection releases every registration made on it.
+ */
+#ifndef LACUNA_IOCTL_H
+#define LACUNA_IOCTL_H
+
+#include <linux/ioctl.h>
+#include <stdint.h>
+
+#define LACUNA_ABI_VERSION 1
+
+/* data_content4 of RFC 7862 uses the same numbers */
+#define LACUNA_SEG_DATA 0
+#define LACUNA_SEG_HOLE 1
+
+struct lacuna_seg {
+	uint64_t offset;
+	uint64_t length;
+	uint32_t kind;		/* LACUNA_SEG_DATA or LACUNA_SEG_HOLE */
+	uint32_t pad;
+	uint64_t data_off;	/* DATA: where its bytes start in the arena/inline buffer */
+};
+
+/* request modes */
+#define LACUNA_SR_MAP 0
+#define LACUNA_SR_INLINE 1
+#define LACUNA_SR_ARENA 2
+
+/* reply flags */
+#define LACUNA_SR_EOF (1u << 0)		/* next_offset is at (or past) the end of file */
+#define LACUNA_SR_UNSTABLE (1u << 1)	/* changed outside the mount while being read */
+#define LACUNA_SR_SHORT (1u << 2)	/* stopped before offset+length: continue at next_offset */
+#define LACUNA_SR_DENSE (1u << 3)	/* no hole search was needed: allocation covers the file */
+
+struct lacuna_sr_hdr {
+	/* in */
+	uint32_t size;		/* sizeof the whole ioctl struct */
+	uint32_t version;	/* LACUNA_ABI_VERSION */
+	uint32_t mode;		/* LACUNA_SR_* mode */
+	uint32_t in_flags;	/* must be 0 */
+	uint64_t offset;
+	uint64_t length;
+	uint64_t token[2];	/* ARENA: registration token */
+	uint64_t arena_off;	/* ARENA: where in the arena to put the data */
+	uint64_t arena_len;	/* ARENA: room there */
+	/* out */
+	uint64_t file_size;
+	uint64_t next_offset;
+	uint64_t data_bytes;	/* bytes of data delivered */
+	uint64_t hole_bytes;	/* bytes of holes in the table (whole holes) */
+	uint32_t nsegs;
+	uint32_t flags;		/* LACUNA_SR_EOF ... */
+	uint32_t retries;	/* rereads caused by outside changes */
+	uint32_t pad;
+	uint64_t reserved[3];
+};
+
+#define LACUNA_SR_MAX_SEGS 504
+#define LACUNA_INLINE_SEGS 32
+#define LACUNA_INLINE_MAX (14 * 1024)
+
+/* LACUNA_SR_MAP and LACUNA_SR_ARENA */
+struct lacuna_sparse_read {
+	struct lacuna_sr_hdr h;
+	struct lacuna_seg segs[LACUNA_SR_MAX_SEGS];
+};
+
+/* LACUNA_SR_INLINE */
+struct lacuna_sparse_read_inline {
+	struct lacuna_sr_hdr h;
+	struct lacuna_seg segs[LACUNA_INLINE_SEGS];
+	uint8_t data[LACUNA_INLINE_MAX];
+};
+
+#define LACUNA_CTL_PATH_MAX 108
+
+struct lacuna_info {
+	uint32_t size;		/* in: sizeof(struct lacuna_info) */
+	uint32_t version;	/* out: LACUNA_ABI_VERSION */
+	uint64_t features;	/* out: reserved, 0 */
+	uint64_t max_segs;	/* out: LACUNA_SR_MAX_SEGS */
+	uint64_t inline_max;	/* out: LACUNA_INLINE_MAX */
+	uint64_t arena_max;	/* out: largest arena one client may register */
+	uint64_t regs_max;	/* out: registrations per client connection */
+	uint64_t daemon_pid;
+	char ctl_path[LACUNA_CTL_PATH_MAX];	/* out: control socket; '@' = abstract */
+	uint64_t reserved[4];
+};
+
+#define LACUNA_IOC_MAGIC 0xAC
+#define LACUNA_IOC_INFO _IOWR(LACUNA_IOC_MAGIC, 1, struct lacuna_info)
+#define LACUNA_IOC_SPARSE_READ _IOWR(LACUNA_IOC_MAGIC, 2, struct lacuna_sparse_read)
+#define LACUNA_IOC_SPARSE_READ_INLINE _IOWR(LACUNA_IOC_MAGIC, 3, struct lacuna_sparse_read_inline)
+
+/* Control socket messages */
+#define LACUNA_CTL_REGISTER 1	/* memfd attached; answer carries the token */
+#define LACUNA_CTL_UNREGISTER 2
+
+struct lacuna_ctl_msg {
+	uint32_t size;		/* sizeof(struct lacuna_ctl_msg) */
+	uint32_t version;	/* LACUNA_ABI_VERSION */
+	uint32_t op;		/* LACUNA_CTL_* */
+	int32_t status;		/* answer: 0 or a negative errno */
+	uint64_t arena_len;	/* REGISTER: bytes of the memfd to map */
+	uint64_t token[2];	/* answer to REGISTER; UNREGISTER: which */
+	uint64_t reserved[2];
+};
+
+#endif

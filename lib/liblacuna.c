@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * liblacuna: client of the lacunafs sparse-read ioctl (see
+ * include/lacuna/lacuna.h and include/lacuna/ioctl.h), with the
+ * SEEK_DATA/SEEK_HOLE + pread fallback for other filesystems.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lacuna/lacuna.h"
+
+struct lacuna_client {
+	struct lacuna_info info;
+	int sock;			/* control socket, -1 without an arena */
+	uint8_t *arena;
+	size_t arena_len;
+	uint64_t token[2];
+};
+
+bool lacuna_is_lacunafs(int fd, struct lacuna_info *info)
+{
+	struct lacuna_info i = { .size = sizeof(i) };
+
+	if (ioctl(fd, LACUNA_IOC_INFO, &i) < 0 || i.size != sizeof(i) ||
+	    i.version != LACUNA_ABI_VERSION)
+		return false;
+	if (info)
+		*info = i;
+	return true;
+}
+
+static int lacuna_ctl_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';	/* abstract */
+	else
+		len++;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static int lacuna_ctl_register(struct lacuna_client *c, int memfd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct lacuna_ctl_msg m = { .size = sizeof(m), .version = LACUNA_ABI_VERSION,
+				    .op = LACUNA_CTL_REGISTER, .arena_len = c->arena_len };
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	ssize_t n;
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+	if (sendmsg(c->sock, &mh, MSG_NOSIGNAL) != sizeof(m))
+		return -errno;
+	n = recv(c->sock, &m, sizeof(m), 0);
+	if (n != sizeof(m))
+		return n < 0 ? -errno : -EPROTO;
+	if (m.status)
+		return m.status;
+	c->token[0] = m.token[0];
+	c->token[1] = m.token[1];
+	return 0;
+}
+
+int lacuna_client_open(int fd, size_t arena_len, struct lacuna_client **out)
+{
+	struct lacuna_client *c;
+	int memfd = -1, rc;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->sock = -1;
+	if (!lacuna_is_lacunafs(fd, &c->info)) {
+		free(c);
+		return -ENOTTY;
+	}
+	if (arena_len) {
+		c->arena_len = arena_len;
+		memfd = memfd_create("lacuna-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (memfd < 0 || ftruncate(memfd, (off_t)arena_len) < 0 ||
+		    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
+			rc = -errno;
+			goto out_free;
+		}
+		c->arena = mmap(NULL, arena_len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+		if (c->arena == MAP_FAILED) {
+			rc = -errno;
+			c->arena = NULL;
+			goto out_free;
+		}
+		c->sock = lacuna_ctl_connect(c->info.ctl_path);
+		if (c->sock < 0) {
+			rc = c->sock;
+			goto out_free;
+		}
+		rc = lacuna_ctl_register(c, memfd);
+		if (rc)
+			goto out_free;
+		close(memfd);
+	}
+	*out = c;
+	return 0;
+out_free:
+	if (memfd >= 0)
+		close(memfd);
+	lacuna_client_close(c);
+	return rc;
+}
+
+void lacuna_client_close(struct lacuna_client *c)
+{
+	if (!c)
+		return;
+	if (c->sock >= 0)
+		close(c->sock);	/* the daemon drops the registration */
+	if (c->arena)
+		munmap(c->arena, c->arena_len);
+	free(c);
+}
+
+void *lacuna_client_arena(struct lacuna_client *c, size_t *len)
+{
+	if (len)
+		*len = c && c->arena ? c->arena_len : 0;
+	return c ? c->arena : NULL;
+}
+
+static void lacuna_copy_result(struct lacuna_result *res, const struct lacuna_sr_hdr *h,
+			       const struct lacuna_seg *segs, const uint8_t *data)
+{
+	unsigned int i;
+
+	res->file_size = h->file_size;
+	res->next_offset = h->next_offset;
+	res->data_bytes = h->data_bytes;
+	res->hole_bytes = h->hole_bytes;
+	res->flags = h->flags;
+	res->atomic = true;
+	res->nsegs = h->nsegs;
+	for (i = 0; i < h->nsegs && i < LACUNA_SR_MAX_SEGS; i++) {
+		res->segs[i].offset = segs[i].offset;
+		res->segs[i].length = segs[i].length;
+		res->segs[i].kind = segs[i].kind;
+		res->segs[i].data = data && segs[i].kind == LACUNA_SEG_DATA
+					    ? data + segs[i].data_off
+					    : NULL;
+	}
+}
+
+static void lacuna_hdr_init(struct lacuna_sr_hdr *h, uint32_t size, uint32_t mode, uint64_t off,
+			    uint64_t len)
+{
+	memset(h, 0, sizeof(*h));
+	h->size = size;
+	h->version = LACUNA_ABI_VERSION;
+	h->mode = mode;
+	h->offset = off;
+	h->length = len;
+}
+
+/* Data into memory outside the arena, without an arena: the inline ioctl. */
+static int lacuna_read_inline(int fd, uint64_t off, uint64_t len, uint8_t *buf, size_t buflen,
+			      struct lacuna_result *res)
+{
+	struct lacuna_sparse_read_inline *sr = malloc(sizeof(*sr));
+	int rc = 0;
+
+	if (!sr)
+		return -ENOMEM;
+	lacuna_hdr_init(&sr->h, sizeof(*sr), LACUNA_SR_INLINE, off, len);
+	if (ioctl(fd, LACUNA_IOC_SPARSE_READ_INLINE, sr) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (sr->h.data_bytes > buflen) {
+		rc = -ENOBUFS;
+		goto out;
+	}
+	memcpy(buf, sr->data, sr->h.data_bytes);
+	lacuna_copy_result(res, &sr->h, sr->segs, buf);
+out:
+	free(sr);
+	return rc;
+}
+
+static int lacuna_read_ioctl(struct lacuna_client *c, int fd, uint64_t off, uint64_t len,
+			     unsigned int how, uint8_t *buf, size_t buflen,
+			     struct lacuna_result *res)
+{
+	struct lacuna_sparse_read *sr;
+	bool in_arena, staged = false;
+	int rc = 0;
+
+	if (how == LACUNA_READ_DATA && !c->arena)
+		return lacuna_read_inline(fd, off, len, buf, buflen, res);
+	sr = malloc(sizeof(*sr));
+	if (!sr)
+		return -ENOMEM;
+	lacuna_hdr_init(&sr->h, sizeof(*sr), how == LACUNA_READ_DATA ? LACUNA_SR_ARENA
+								      : LACUNA_SR_MAP,
+			off, len);
+	if (how == LACUNA_READ_DATA) {
+		in_arena = buf >= c->arena && buf + buflen <= c->arena + c->arena_len;
+		sr->h.token[0] = c->token[0];
+		sr->h.token[1] = c->token[1];
+		if (in_arena) {
+			sr->h.arena_off = (uint64_t)(buf - c->arena);
+			sr->h.arena_len = buflen;
+		} else {
+			/* stage through the arena, then copy */
+			staged = true;
+			sr->h.arena_off = 0;
+			sr->h.arena_len = buflen < c->arena_len ? buflen : c->arena_len;
+		}
+	}
+	if (ioctl(fd, LACUNA_IOC_SPARSE_READ, sr) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (staged)
+		memcpy(buf, c->arena, sr->h.data_bytes);
+	lacuna_copy_result(res, &sr->h, sr->segs, how == LACUNA_READ_DATA ? buf : NULL);
+out:
+	free(sr);
+	return rc;
+}
+
+static void lacuna_add(struct lacuna_result *res, uint32_t kind, uint64_t off, uint64_t len,
+		       const uint8_t *data)
+{
+	struct lacuna_extent *e = &res->segs[res->nsegs++];
+
+	e->offset = off;
+	e->length = len;
+	e->kind = kind;
+	e->data = data;
+	if (kind == LACUNA_SEG_DATA)
+		res->data_bytes += len;
+	else
+		res->hole_bytes += len;
+}
+
+/* Not lacunafs: the same walk as the daemon's, without the lock. */
+static int lacuna_read_fallback(int fd, uint64_t off, uint64_t len, unsigned int how,
+				uint8_t *buf, size_t buflen, struct lacuna_result *res)
+{
+	uint64_t size, end, pos = off, used = 0, room;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	size = (uint64_t)st.st_size;
+	room = how == LACUNA_READ_DATA ? buflen : UINT64_MAX;
+	end = pos >= size ? pos : (len > size - pos ? size : pos + len);
+	res->file_size = size;
+	while (pos < end && res->nsegs < LACUNA_SR_MAX_SEGS) {
+		off_t r = lseek(fd, (off_t)pos, SEEK_DATA);
+		uint64_t dend, n;
+
+		if (r < 0 && errno != ENXIO)
+			return -errno;
+		if (r < 0 || (uint64_t)r > pos) {
+			uint64_t hend = r < 0 ? size : (uint64_t)r;
+
+			lacuna_add(res, LACUNA_SEG_HOLE, pos, hend - pos, NULL);
+			pos = hend;
+			continue;
+		}
+		r = lseek(fd, (off_t)pos, SEEK_HOLE);
+		if (r < 0)
+			return -errno;
+		dend = (uint64_t)r < end ? (uint64_t)r : end;
+		if (dend - pos > room - used)
+			dend = pos + (room - used);
+		if (dend == pos)
+			break;
+		n = dend - pos;
+		if (how == LACUNA_READ_DATA) {
+			uint64_t got = 0;
+
+			while (got < n) {
+				ssize_t k = pread(fd, buf + used + got, n - got, (off_t)(pos + got));
+
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k < 0)
+					return -errno;
+				if (k == 0) {
+					memset(buf + used + got, 0, n - got);
+					break;
+				}
+				got += (uint64_t)k;
+			}
+		}
+		lacuna_add(res, LACUNA_SEG_DATA, pos, n,
+			   how == LACUNA_READ_DATA ? buf + used : NULL);
+		used += n;
+		pos = dend;
+	}
+	res->next_offset = pos;
+	if (pos >= size)
+		res->flags |= LACUNA_SR_EOF;
+	else if (pos < end)
+		res->flags |= LACUNA_SR_SHORT;
+	if (res->nsegs == 0 && pos < end)
+		return -ENOBUFS;
+	return 0;
+}
+
+int lacuna_sparse_read(struct lacuna_client *c, int fd, uint64_t off, uint64_t len,
+		       unsigned int how, void *buf, size_t buflen, struct lacuna_result *res)
+{
+	if (how != LACUNA_READ_MAP && how != LACUNA_READ_DATA)
+		return -EINVAL;
+	if (how == LACUNA_READ_DATA && (!buf || !buflen))
+		return -ENOBUFS;
+	if (off > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	memset(res, 0, offsetof(struct lacuna_result, segs));
+	if (c)
+		return lacuna_read_ioctl(c, fd, off, len, how, buf, buflen, res);
+	return lacuna_read_fallback(fd, off, len, how, buf, buflen, res);
+}
