@@ -221,18 +221,33 @@ static int lfs_sr_check(const struct lacuna_sr_hdr *h, size_t size)
 	return 0;
 }
 
-/* A descriptor good for pread at any alignment (an O_DIRECT one is not). */
-static int lfs_sr_fd(struct lfs_inode *inode, struct lfs_file *f, bool *opened)
+/*
+ * Run the sparse read on the file behind f, through a descriptor good for
+ * pread at any alignment (an O_DIRECT one is not: reopen without it).
+ */
+static int lfs_sr_run(struct lfs_inode *inode, struct lfs_file *f, struct lacuna_sr_hdr *h,
+		      struct lacuna_seg *segs, uint32_t maxsegs, const struct lfs_sr_dest *dst)
 {
-	int fd;
+	int fd, rc;
 
-	*opened = false;
 	if (!f->odirect)
-		return f->fd;
+		return lfs_sparse_read(inode, f->fd, h, segs, maxsegs, dst);
 	fd = lfs_reopen(inode, O_RDONLY);
-	if (fd >= 0)
-		*opened = true;
-	return fd;
+	if (fd < 0)
+		return fd;
+	rc = lfs_sparse_read(inode, fd, h, segs, maxsegs, dst);
+	close(fd);
+	return rc;
+}
+
+/* The one reply of both sparse-read ioctls: the struct, or the error. */
+static void lfs_sr_reply(fuse_req_t req, int rc, void *sr, size_t size)
+{
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_ioctl(req, 0, sr, size);
+	free(sr);
 }
 
 static void lfs_ioctl_sparse(fuse_req_t req, struct lfs_inode *inode, struct lfs_file *f,
@@ -241,8 +256,7 @@ static void lfs_ioctl_sparse(fuse_req_t req, struct lfs_inode *inode, struct lfs
 	struct lacuna_sparse_read *sr;
 	struct lfs_sr_dest dst = { NULL, 0 };
 	struct lfs_reg *reg = NULL;
-	bool opened;
-	int fd, rc;
+	int rc;
 
 	sr = malloc(sizeof(*sr));
 	if (!sr) {
@@ -270,22 +284,11 @@ static void lfs_ioctl_sparse(fuse_req_t req, struct lfs_inode *inode, struct lfs
 		rc = -EINVAL;
 		goto out;
 	}
-	fd = lfs_sr_fd(inode, f, &opened);
-	if (fd < 0) {
-		rc = fd;
-		goto out;
-	}
-	rc = lfs_sparse_read(inode, fd, &sr->h, sr->segs, LACUNA_SR_MAX_SEGS, &dst);
-	if (opened)
-		close(fd);
+	rc = lfs_sr_run(inode, f, &sr->h, sr->segs, LACUNA_SR_MAX_SEGS, &dst);
 out:
 	if (reg)
 		lfs_ctl_put(reg);
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_ioctl(req, 0, sr, sizeof(*sr));
-	free(sr);
+	lfs_sr_reply(req, rc, sr, sizeof(*sr));
 }
 
 static void lfs_ioctl_sparse_inline(fuse_req_t req, struct lfs_inode *inode, struct lfs_file *f,
@@ -293,8 +296,7 @@ static void lfs_ioctl_sparse_inline(fuse_req_t req, struct lfs_inode *inode, str
 {
 	struct lacuna_sparse_read_inline *sr;
 	struct lfs_sr_dest dst;
-	bool opened;
-	int fd, rc;
+	int rc;
 
 	sr = malloc(sizeof(*sr));
 	if (!sr) {
@@ -310,20 +312,9 @@ static void lfs_ioctl_sparse_inline(fuse_req_t req, struct lfs_inode *inode, str
 		goto out;
 	dst.buf = sr->h.mode == LACUNA_SR_INLINE ? sr->data : NULL;
 	dst.len = sizeof(sr->data);
-	fd = lfs_sr_fd(inode, f, &opened);
-	if (fd < 0) {
-		rc = fd;
-		goto out;
-	}
-	rc = lfs_sparse_read(inode, fd, &sr->h, sr->segs, LACUNA_INLINE_SEGS, &dst);
-	if (opened)
-		close(fd);
+	rc = lfs_sr_run(inode, f, &sr->h, sr->segs, LACUNA_INLINE_SEGS, &dst);
 out:
-	if (rc)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_ioctl(req, 0, sr, sizeof(*sr));
-	free(sr);
+	lfs_sr_reply(req, rc, sr, sizeof(*sr));
 }
 
 static void lfs_ioctl_info(fuse_req_t req, const void *in_buf)
