@@ -14,7 +14,13 @@
  *
  * The sparse-read ioctl names a token. FUSE tells the daemon the id of
  * the calling thread, not of its process, so the first use from each
- * thread is checked against /proc/<tid>/status (Tgid) and remembered.
+ * thread is checked against /proc/<tid>/status (Tgid) and remembered (up
+ * to 32 threads; more are checked every time). A thread id recycled by
+ * another process while the registration lives would pass that check,
+ * but would still have to know the 128-bit token.
+ *
+ * The thread serves every client, so it never blocks on one: sockets are
+ * non-blocking and a client whose answer cannot be queued is dropped.
  * A token used from any other process gets EPERM; an unknown one EACCES.
  *
  * When the connection closes (the client exits, crashes or closes it)
@@ -276,7 +282,8 @@ static bool lfs_ctl_serve(struct lfs_conn *conn)
 	ans.size = sizeof(ans);
 	ans.version = LACUNA_ABI_VERSION;
 	ans.op = m.op;
-	if ((size_t)n != sizeof(m) || m.size != sizeof(m) || (mh.msg_flags & MSG_CTRUNC))
+	if ((size_t)n != sizeof(m) || m.size != sizeof(m) ||
+	    (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)))
 		rc = -EINVAL;
 	else if (m.version != LACUNA_ABI_VERSION)
 		rc = -EPROTO;
@@ -289,14 +296,15 @@ static bool lfs_ctl_serve(struct lfs_conn *conn)
 	if (memfd >= 0)
 		close(memfd);
 	ans.status = rc;
-	return send(conn->fd, &ans, sizeof(ans), MSG_NOSIGNAL) == sizeof(ans);
+	/* a client that does not read its answers is dropped, not waited for */
+	return send(conn->fd, &ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(ans);
 }
 
 static void lfs_ctl_accept(void)
 {
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	int fd = accept4(ctl.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = accept4(ctl.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct lfs_conn *conn;
 
 	if (fd < 0)

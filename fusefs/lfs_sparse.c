@@ -30,6 +30,7 @@
  *
  * Errors: ENOTTY unknown command; EINVAL bad size, flags or mode, or a
  * range past 2^63; EPROTO wrong ABI version; EISDIR on a directory;
+ * EBADF on a descriptor not open for reading;
  * EACCES unknown arena token; EPERM a token of another process; ERANGE
  * an arena window outside the registration; ENOBUFS no room for any data.
  * Replies: fuse_reply_ioctl or fuse_reply_err.
@@ -109,16 +110,28 @@ static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
 	uint64_t pos = h->offset;
 	uint64_t end = h->length > size - (pos < size ? pos : size) ? size : pos + h->length;
 	uint64_t room = dst->buf ? dst->len : UINT64_MAX, used = 0;
-	bool dense = (uint64_t)st->st_blocks * 512 >= size;
+	bool dense = false;
 	int rc;
 
 	h->nsegs = 0;
 	h->data_bytes = h->hole_bytes = 0;
-	h->flags = dense ? LACUNA_SR_DENSE : 0;
+	h->flags = 0;
 	h->file_size = size;
 	if (pos >= size || h->length == 0) {
 		h->next_offset = pos;
 		goto out;
+	}
+	/*
+	 * Allocation covering the size suggests a file without holes, but
+	 * blocks preallocated past EOF and metadata blocks count too: one
+	 * SEEK_HOLE confirms that nothing but data lies ahead.
+	 */
+	if ((uint64_t)st->st_blocks * 512 >= size) {
+		off_t r = lseek(fd, (off_t)pos, SEEK_HOLE);
+
+		dense = r >= 0 && (uint64_t)r >= size;
+		if (dense)
+			h->flags |= LACUNA_SR_DENSE;
 	}
 	while (pos < end && h->nsegs < maxsegs) {
 		uint64_t dstart, dend;
@@ -298,13 +311,13 @@ static void lfs_ioctl_sparse_inline(fuse_req_t req, struct lfs_inode *inode, str
 	struct lfs_sr_dest dst;
 	int rc;
 
-	sr = malloc(sizeof(*sr));
+	/* zeroed: the whole struct goes back, data past data_bytes included */
+	sr = calloc(1, sizeof(*sr));
 	if (!sr) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	memcpy(sr, in_buf, sizeof(sr->h));
-	memset(sr->segs, 0, sizeof(sr->segs));
 	rc = lfs_sr_check(&sr->h, sizeof(*sr));
 	if (!rc && sr->h.mode != LACUNA_SR_INLINE && sr->h.mode != LACUNA_SR_MAP)
 		rc = -EINVAL;
@@ -333,6 +346,8 @@ static void lfs_ioctl_info(fuse_req_t req, const void *in_buf)
 	info.inline_max = LACUNA_INLINE_MAX;
 	info.arena_max = LFS_CTL_ARENA_MAX;
 	info.regs_max = LFS_CTL_REGS_MAX;
+	info.conn_bytes_max = LFS_CTL_CONN_BYTES_MAX;
+	info.conns_max = LFS_CTL_CONNS_MAX;
 	info.daemon_pid = (uint64_t)getpid();
 	snprintf(info.ctl_path, sizeof(info.ctl_path), "%s", lfs.ctl_path);
 	fuse_reply_ioctl(req, 0, &info, sizeof(info));
@@ -364,6 +379,11 @@ void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		}
 		if (inode->type != S_IFREG) {
 			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		/* reading needs a descriptor open for reading, as read(2) does */
+		if ((lfs_file_of(fi)->flags & O_ACCMODE) == O_WRONLY) {
+			fuse_reply_err(req, EBADF);
 			return;
 		}
 		if (cmd == LACUNA_IOC_SPARSE_READ)

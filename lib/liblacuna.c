@@ -191,6 +191,44 @@ static void lacuna_hdr_init(struct lacuna_sr_hdr *h, uint32_t size, uint32_t mod
 	h->length = len;
 }
 
+/*
+ * The inline reply carries up to LACUNA_INLINE_MAX bytes whatever the
+ * caller's room: keep the segments whose data fits in room bytes, cut
+ * the first that does not, and make the reply short there.
+ */
+static int lacuna_clip(struct lacuna_sr_hdr *h, struct lacuna_seg *segs, uint64_t room)
+{
+	uint32_t i;
+
+	h->data_bytes = h->hole_bytes = 0;
+	for (i = 0; i < h->nsegs; i++) {
+		struct lacuna_seg *s = &segs[i];
+
+		if (s->kind == LACUNA_SEG_DATA) {
+			if (s->data_off >= room)
+				break;
+			if (s->length > room - s->data_off) {
+				s->length = room - s->data_off;
+				h->data_bytes += s->length;
+				i++;	/* cut here: what follows is not contiguous */
+				break;
+			}
+			h->data_bytes += s->length;
+		} else {
+			h->hole_bytes += s->length;
+		}
+	}
+	if (i == 0)
+		return -ENOBUFS;
+	h->nsegs = i;
+	h->next_offset = segs[i - 1].offset + segs[i - 1].length;
+	if (h->next_offset < h->file_size) {
+		h->flags &= ~LACUNA_SR_EOF;
+		h->flags |= LACUNA_SR_SHORT;
+	}
+	return 0;
+}
+
 /* Data into memory outside the arena, without an arena: the inline ioctl. */
 static int lacuna_read_inline(int fd, uint64_t off, uint64_t len, uint8_t *buf, size_t buflen,
 			      struct lacuna_result *res)
@@ -206,8 +244,9 @@ static int lacuna_read_inline(int fd, uint64_t off, uint64_t len, uint8_t *buf, 
 		goto out;
 	}
 	if (sr->h.data_bytes > buflen) {
-		rc = -ENOBUFS;
-		goto out;
+		rc = lacuna_clip(&sr->h, sr->segs, buflen);
+		if (rc)
+			goto out;
 	}
 	memcpy(buf, sr->data, sr->h.data_bytes);
 	lacuna_copy_result(res, &sr->h, sr->segs, buf);

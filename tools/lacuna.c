@@ -283,7 +283,8 @@ static int cmd_map(int argc, char **argv)
 		fprintf(stderr, "lacuna map: --offset too large\n");
 		return 2;
 	}
-	fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must be refused, not waited on */
+	fd = open(argv[optind], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		fprintf(stderr, "lacuna map: open %s: %s\n", argv[optind], strerror(errno));
 		return 1;

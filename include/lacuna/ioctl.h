@@ -123,7 +123,9 @@ struct lacuna_info {
 	uint64_t regs_max;	/* out: registrations per client connection */
 	uint64_t daemon_pid;
 	char ctl_path[LACUNA_CTL_PATH_MAX];	/* out: control socket; '@' = abstract */
-	uint64_t reserved[4];
+	uint64_t conn_bytes_max;	/* out: arena bytes per client connection */
+	uint64_t conns_max;	/* out: client connections at once */
+	uint64_t reserved[2];
 };
 
 #define LACUNA_IOC_MAGIC 0xAC
