@@ -28,6 +28,16 @@
 #include "log.h"
 
 #define LFS_MAX_WRITE (1024 * 1024)
+/*
+ * Reads are capped a little below 1 MiB so that a reply and its header
+ * fit the 1 MiB pipe libfuse splices through (fs.pipe-max-size, which it
+ * cannot raise without CAP_SYS_RESOURCE): otherwise it falls back to
+ * copying every read through a freshly mapped buffer.
+ */
+#define LFS_MAX_READ 1032192	/* 1 MiB - 16 KiB: reply + libfuse's 3-page margin */
+
+#define LFS_STR2(x) #x
+#define LFS_STR(x) LFS_STR2(x)
 
 struct lfs lfs = {
 	.proc_fd = -1,
@@ -107,7 +117,8 @@ static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_HANDLE_KILLPRIV |
 			FUSE_CAP_ATOMIC_O_TRUNC);
 	conn->max_write = LFS_MAX_WRITE;
-	conn->max_readahead = LFS_MAX_WRITE;
+	conn->max_read = LFS_MAX_READ;
+	conn->max_readahead = LFS_MAX_READ;
 	if (!(conn->want & FUSE_CAP_DONT_MASK))
 		log_warn("kernel applies the umask itself: default ACLs may not be honoured");
 }
@@ -238,7 +249,7 @@ static void lfs_tune_readahead(const char *mountpoint)
 	f = fopen(path, "w");
 	if (!f)
 		return;
-	fprintf(f, "%d\n", LFS_MAX_WRITE / 1024);
+	fprintf(f, "%d\n", LFS_MAX_READ / 1024);
 	if (fclose(f) != 0)
 		log_debug("%s: %s", path, strerror(errno));
 }
@@ -333,6 +344,7 @@ int main(int argc, char *argv[])
 	lfs_itable_insert(&lfs.itable, &lfs.root, 1);
 
 	if (fuse_opt_add_arg(&args, "-oallow_other,default_permissions,subtype=lacunafs") ||
+	    fuse_opt_add_arg(&args, "-omax_read=" LFS_STR(LFS_MAX_READ)) ||
 	    lfs_add_fsname(&args, lfs.backing_real ?: cl.backing)) {
 		fprintf(stderr, "lacunafs: out of memory\n");
 		goto out_itable;

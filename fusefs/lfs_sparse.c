@@ -111,6 +111,7 @@ static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
 	uint64_t end = h->length > size - (pos < size ? pos : size) ? size : pos + h->length;
 	uint64_t room = dst->buf ? dst->len : UINT64_MAX, used = 0;
 	bool dense = false;
+	bool at_data = false;	/* pos is where SEEK_DATA just landed */
 	int rc;
 
 	h->nsegs = 0;
@@ -141,16 +142,20 @@ static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
 			dstart = pos;
 			dend = size;
 		} else {
-			r = lseek(fd, (off_t)pos, SEEK_DATA);
-			if (r < 0 && errno != ENXIO)
-				return -errno;
-			dstart = r < 0 ? size : (uint64_t)r;
-			if (dstart > pos) {
-				/* a hole, reported whole even past end */
-				lfs_sr_add(h, segs, LACUNA_SEG_HOLE, pos, dstart - pos, 0);
-				pos = dstart;
-				continue;
+			if (!at_data) {
+				r = lseek(fd, (off_t)pos, SEEK_DATA);
+				if (r < 0 && errno != ENXIO)
+					return -errno;
+				dstart = r < 0 ? size : (uint64_t)r;
+				if (dstart > pos) {
+					/* a hole, reported whole even past end */
+					lfs_sr_add(h, segs, LACUNA_SEG_HOLE, pos, dstart - pos, 0);
+					pos = dstart;
+					at_data = pos < size;
+					continue;
+				}
 			}
+			at_data = false;
 			r = lseek(fd, (off_t)pos, SEEK_HOLE);
 			if (r < 0)
 				return -errno;
