@@ -38,6 +38,7 @@ struct lfs_inode {
 	 */
 	struct rl_lock rl;
 	uint64_t wgen;			/* __atomic, incremented under rl */
+	uint64_t wbusy;			/* __atomic, changes in progress */
 
 	/*
 	 * Page-cache bookkeeping for read-only opens (lfs_ops_file.c):

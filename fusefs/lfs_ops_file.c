@@ -39,6 +39,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -65,11 +66,13 @@ static uint64_t lfs_range_end(uint64_t start, uint64_t len)
 static void lfs_wlock(struct lfs_inode *inode, struct rl_range *r, uint64_t start, uint64_t end)
 {
 	rl_lock(&inode->rl, r, start, end, RL_EXCLUSIVE, NULL);
+	__atomic_fetch_add(&inode->wbusy, 1, __ATOMIC_ACQ_REL);
 }
 
 static void lfs_wunlock(struct lfs_inode *inode, struct rl_range *r)
 {
 	__atomic_fetch_add(&inode->wgen, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&inode->wbusy, 1, __ATOMIC_ACQ_REL);
 	rl_unlock(&inode->rl, r);
 }
 
@@ -393,6 +396,11 @@ void lfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, of
 
 	if (offset < 0 || length <= 0) {
 		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* modes that shift data (collapse/insert range) would need [offset, EOF) */
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
 	lfs_wlock(inode, &r, (uint64_t)offset, lfs_range_end((uint64_t)offset, (uint64_t)length));

@@ -5,11 +5,11 @@
  * Operation
  * ---------
  * LACUNA_IOC_SPARSE_READ(_INLINE) on an open file takes the inode's range
- * lock shared over [offset, EOF): every write, fallocate, truncate and
- * copy through the mount that could change the answer (the range's bytes,
- * the holes that run on past it, the file size) holds the lock
- * exclusively over what it changes, so it happens wholly before or wholly
- * after the read. Under the lock the daemon:
+ * lock shared over [min(offset, size), EOF): every write, fallocate,
+ * truncate and copy through the mount that could change the answer (the
+ * range's bytes, the holes that run on past it, the file size) holds the
+ * lock exclusively over what it changes, so it happens wholly before or
+ * wholly after the read. Under the lock the daemon:
  *
  *   1. fstat()s the backing file (size, allocated blocks, change time);
  *   2. if the allocation covers the whole file there can be no hole: one
@@ -21,7 +21,8 @@
  *   4. preads the data segments into the caller's arena, or into the
  *      inline reply buffer;
  *   5. fstat()s again. A changed ctime or size that no change through the
- *      mount explains (the inode's wgen did not move) means someone wrote
+ *      mount explains (the inode's wgen did not move and no change was in
+ *      progress, as one below offset may be) means someone wrote
  *      the backing file directly: the read is repeated, at most
  *      LFS_SR_RETRIES times, and then reported LACUNA_SR_UNSTABLE.
  *
@@ -112,6 +113,7 @@ static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
 	uint64_t room = dst->buf ? dst->len : UINT64_MAX, used = 0;
 	bool dense = false;
 	bool at_data = false;	/* pos is where SEEK_DATA just landed */
+	unsigned int flips = 0;
 	int rc;
 
 	h->nsegs = 0;
@@ -159,6 +161,15 @@ static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
 			r = lseek(fd, (off_t)pos, SEEK_HOLE);
 			if (r < 0)
 				return -errno;
+			if ((uint64_t)r == pos && pos < size) {
+				/*
+				 * Data a moment ago, a hole now: the cached pages of
+				 * an unwritten extent were dropped. Look again.
+				 */
+				if (++flips > LFS_SR_RETRIES)
+					return -EAGAIN;
+				continue;
+			}
 			dend = (uint64_t)r;
 		}
 		if (dend > end)
@@ -187,23 +198,55 @@ out:
 	return 0;
 }
 
+/*
+ * Take the shared lock from min(offset, size) to EOF: every change of the
+ * size locks [min(old, new), EOF), so it overlaps ours even when it lies
+ * wholly below offset (a read past EOF still reports a size that some
+ * completed change left). If the file shrank before we got the lock,
+ * lock again from lower down.
+ */
+static int lfs_sr_lock(struct lfs_inode *inode, int fd, uint64_t offset, struct rl_range *r)
+{
+	struct stat st;
+	uint64_t start;
+	int rc;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	for (;;) {
+		start = offset < (uint64_t)st.st_size ? offset : (uint64_t)st.st_size;
+		rc = rl_lock(&inode->rl, r, start, RL_EOF, RL_SHARED, NULL);
+		if (rc)
+			return rc;
+		if (fstat(fd, &st) < 0) {
+			rc = -errno;
+			rl_unlock(&inode->rl, r);
+			return rc;
+		}
+		if ((uint64_t)st.st_size >= start)
+			return 0;
+		rl_unlock(&inode->rl, r);
+	}
+}
+
 /* Steps 1-5 under the range lock. */
 static int lfs_sparse_read(struct lfs_inode *inode, int fd, struct lacuna_sr_hdr *h,
 			   struct lacuna_seg *segs, uint32_t maxsegs, const struct lfs_sr_dest *dst)
 {
 	struct rl_range r;
 	struct stat st0, st1;
-	uint64_t gen0, gen1;
+	uint64_t gen0, gen1, busy0, busy1;
 	bool unstable = false;
 	unsigned int attempt;
 	int rc;
 
-	rc = rl_lock(&inode->rl, &r, h->offset, RL_EOF, RL_SHARED, NULL);
+	rc = lfs_sr_lock(inode, fd, h->offset, &r);
 	if (rc)
 		return rc;
 	for (attempt = 0;; attempt++) {
 		unstable = false;
 		gen0 = __atomic_load_n(&inode->wgen, __ATOMIC_ACQUIRE);
+		busy0 = __atomic_load_n(&inode->wbusy, __ATOMIC_ACQUIRE);
 		if (fstat(fd, &st0) < 0) {
 			rc = -errno;
 			break;
@@ -215,8 +258,10 @@ static int lfs_sparse_read(struct lfs_inode *inode, int fd, struct lacuna_sr_hdr
 			rc = -errno;
 			break;
 		}
+		busy1 = __atomic_load_n(&inode->wbusy, __ATOMIC_ACQUIRE);
 		gen1 = __atomic_load_n(&inode->wgen, __ATOMIC_ACQUIRE);
-		if (!unstable && (lfs_same_change(&st0, &st1) || gen0 != gen1))
+		/* a change through the mount (outside our range) explains a new ctime */
+		if (!unstable && (lfs_same_change(&st0, &st1) || gen0 != gen1 || busy0 || busy1))
 			break;
 		if (attempt == LFS_SR_RETRIES) {
 			h->flags |= LACUNA_SR_UNSTABLE;

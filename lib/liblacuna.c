@@ -168,6 +168,7 @@ static void lacuna_copy_result(struct lacuna_result *res, const struct lacuna_sr
 	res->data_bytes = h->data_bytes;
 	res->hole_bytes = h->hole_bytes;
 	res->flags = h->flags;
+	res->retries = h->retries;
 	res->atomic = true;
 	res->nsegs = h->nsegs;
 	for (i = 0; i < h->nsegs && i < LACUNA_SR_MAX_SEGS; i++) {

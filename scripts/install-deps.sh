@@ -12,7 +12,9 @@ PKGS=(
 	libfuse3-dev liburing-dev libcmocka-dev
 	libibverbs-dev librdmacm-dev libnfs-dev
 	# run and test
-	fuse3 xfsprogs e2fsprogs util-linux attr libnfs-utils
+	fuse3 xfsprogs e2fsprogs util-linux attr acl libnfs-utils python3
+	# the Linux kernel client in a VM (tests/vm)
+	qemu-system-x86 busybox-static cpio kmod xz-utils
 )
 
 if [ "$(id -u)" != 0 ]; then

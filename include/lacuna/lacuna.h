@@ -46,6 +46,7 @@ struct lacuna_result {
 	uint64_t data_bytes;
 	uint64_t hole_bytes;
 	uint32_t flags;			/* LACUNA_SR_EOF, _UNSTABLE, _SHORT, _DENSE */
+	uint32_t retries;		/* rereads caused by changes behind the mount */
 	bool atomic;			/* taken under the lacunafs range lock */
 	unsigned int nsegs;
 	struct lacuna_extent segs[LACUNA_SR_MAX_SEGS];

@@ -1,0 +1,572 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Test VM harness: boots Debian's stock kernel under qemu (TCG) with a
+# busybox initramfs, uses the host's own root (read-only, over virtio-9p)
+# as the guest's userland, runs one command in it as root and hands back
+# its output and exit status. Tests use it for what this machine's kernel
+# lacks: the Linux NFS client, soft-RoCE, nfsd.
+#
+#   vm.sh prepare                  fetch the kernel, build the initramfs
+#   vm.sh run [OPTIONS] -- CMD...  boot, run CMD, exit with its status
+#   vm.sh info                     kernel release and paths in the cache
+#   vm.sh help
+#
+# Sourced, it defines vm_require, vm_prepare and vm_run for test scripts.
+#
+# Operation: "prepare" downloads (never installs) the linux-image-*-amd64
+# package that linux-image-amd64 depends on, unpacks it with dpkg -x under
+# $LACUNA_VM_CACHE, runs depmod -b on its modules and builds an initramfs
+# from busybox-static, guest-init, guest-stage2 and the handful of modules
+# needed to mount 9p and overlayfs. Everything lands in a temporary name
+# first and is renamed into place under an exclusive flock, so parallel
+# tests share one cache. "run" holds a shared flock on the cache while its
+# VM lives, writes the command and the run's parameters into a private
+# control directory that the guest mounts over 9p, starts qemu, streams
+# the command's output files, and kills qemu (by PID) on timeout or exit.
+#
+# Exit codes of "run": the command's own status; 77 when the VM cannot be
+# had here (no qemu, no kernel package); 99 when the VM failed (boot
+# error, crash, no status); 124 when the hard timeout hit.
+
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VM_SH="$VM_DIR/vm.sh"
+: "${LACUNA_VM_CACHE:=/var/cache/lacuna-vm}"
+
+# Modules put into the initramfs (with their dependencies): what it takes
+# to mount the host's root and build the overlay.
+VM_INITRD_MODULES="virtio_pci 9pnet_virtio 9p overlay"
+# Modules every run loads before the command (--modules adds more;
+# virtio_net comes first unless --no-net).
+VM_BOOT_MODULES=${LACUNA_VM_BOOT_MODULES-nfsv4}
+
+# ---- library interface for test scripts ------------------------------
+
+# vm_require: skip the calling test (exit 77) when the VM cannot be had,
+# fail it (exit 99) when preparing it broke.
+vm_require() {
+	local out rc=0
+	out=$("$VM_SH" prepare 2>&1) || rc=$?
+	case $rc in
+	0) return 0 ;;
+	77)
+		echo "SKIP: ${out##*SKIP: }"
+		exit 77
+		;;
+	*)
+		echo "$out"
+		echo "ERROR: vm.sh prepare failed (exit $rc)"
+		exit 99
+		;;
+	esac
+}
+vm_prepare() { "$VM_SH" prepare "$@"; }
+vm_run() { "$VM_SH" run "$@"; }
+
+# ---- helpers ------------------------------------------------------------
+
+_vm_log() { [ -n "${VM_VERBOSE:-}" ] && echo "vm: $*" >&2; return 0; }
+_vm_skip() {
+	echo "vm: SKIP: $*" >&2
+	exit 77
+}
+_vm_die() {
+	echo "vm: ERROR: $*" >&2
+	exit 99
+}
+
+# _vm_check_host: everything a run needs on the host, or skip.
+_vm_check_host() {
+	local c
+	[ "$(id -u)" = 0 ] || _vm_skip "needs root (9p export of /, cache in $LACUNA_VM_CACHE)"
+	[ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] ||
+		_vm_skip "only on amd64 Debian hosts"
+	command -v qemu-system-x86_64 >/dev/null ||
+		_vm_skip "qemu-system-x86_64 not installed (package qemu-system-x86)"
+	for c in cpio:cpio depmod:kmod modprobe:kmod flock:util-linux \
+		gzip:gzip apt-get:apt dpkg-deb:dpkg; do
+		command -v "${c%%:*}" >/dev/null ||
+			_vm_skip "${c%%:*} not installed (package ${c#*:})"
+	done
+	VM_BUSYBOX=${LACUNA_VM_BUSYBOX:-/bin/busybox}
+	[ -x "$VM_BUSYBOX" ] || _vm_skip "busybox not installed (package busybox-static)"
+	if ldd "$VM_BUSYBOX" >/dev/null 2>&1; then
+		_vm_skip "$VM_BUSYBOX is dynamically linked (install busybox-static)"
+	fi
+}
+
+_vm_lock() { # _vm_lock -x|-s
+	mkdir -p "$LACUNA_VM_CACHE" || _vm_die "mkdir $LACUNA_VM_CACHE failed"
+	exec {VM_LOCKFD}>>"$LACUNA_VM_CACHE/lock" || _vm_die "open $LACUNA_VM_CACHE/lock failed"
+	flock "$1" "$VM_LOCKFD" || _vm_die "flock $LACUNA_VM_CACHE/lock failed"
+}
+_vm_unlock() {
+	[ -n "${VM_LOCKFD:-}" ] || return 0
+	exec {VM_LOCKFD}>&-
+	VM_LOCKFD=
+}
+
+# _vm_resolve: set VM_PKG and VM_PKGVER from apt's lists (no network).
+_vm_resolve() {
+	VM_PKG=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9].*-amd64$/ { print $2; exit }')
+	[ -n "$VM_PKG" ] || return 1
+	VM_PKGVER=$(apt-cache policy "$VM_PKG" 2>/dev/null | awk '$1 == "Candidate:" { print $2 }')
+	if [ -z "$VM_PKGVER" ] || [ "$VM_PKGVER" = "(none)" ]; then
+		VM_PKG=
+		return 1
+	fi
+}
+
+# _vm_load_current: set VM_KDIR, VM_KVER, VM_ROOT from $CACHE/current.
+_vm_load_current() {
+	local name
+	[ -r "$LACUNA_VM_CACHE/current" ] || return 1
+	read -r name <"$LACUNA_VM_CACHE/current" || return 1
+	VM_KDIR="$LACUNA_VM_CACHE/$name"
+	VM_ROOT="$VM_KDIR/root"
+	[ -f "$VM_KDIR/ready" ] || return 1
+	read -r VM_KVER <"$VM_KDIR/ready" || return 1
+	[ -f "$VM_ROOT/boot/vmlinuz-$VM_KVER" ] && [ -d "$VM_ROOT/lib/modules/$VM_KVER" ]
+}
+
+# _vm_fetch: download and unpack $VM_PKG=$VM_PKGVER into the cache.
+_vm_fetch() {
+	local name="${VM_PKG}_${VM_PKGVER}" tmp deb debs kver log
+	tmp=$(mktemp -d "$LACUNA_VM_CACHE/.fetch.XXXXXX") || _vm_die "mktemp in $LACUNA_VM_CACHE failed"
+	log="$tmp/apt.log"
+	_vm_log "downloading $VM_PKG $VM_PKGVER"
+	if ! (cd "$tmp" && apt-get download -q "$VM_PKG=$VM_PKGVER") >"$log" 2>&1; then
+		# Stale lists name a version the mirror dropped: refresh once.
+		_vm_log "apt-get download failed, running apt-get update"
+		if apt-get update -q >>"$log" 2>&1 && _vm_resolve &&
+			name="${VM_PKG}_${VM_PKGVER}" &&
+			(cd "$tmp" && apt-get download -q "$VM_PKG=$VM_PKGVER") >>"$log" 2>&1; then
+			:
+		else
+			tail -n 5 "$log" >&2
+			rm -rf "$tmp"
+			return 77
+		fi
+	fi
+	debs=("$tmp"/*.deb)
+	deb=${debs[0]}
+	[ -f "$deb" ] || { rm -rf "$tmp"; _vm_die "apt-get download left no .deb"; }
+	kver=${VM_PKG#linux-image-}
+	dpkg-deb -x "$deb" "$tmp/root" || { rm -rf "$tmp"; _vm_die "dpkg-deb -x $deb failed"; }
+	rm -f "$deb"
+	if [ ! -f "$tmp/root/boot/vmlinuz-$kver" ] || [ ! -d "$tmp/root/lib/modules/$kver" ]; then
+		rm -rf "$tmp"
+		_vm_die "$VM_PKG has no vmlinuz-$kver or modules"
+	fi
+	depmod -b "$tmp/root" "$kver" || { rm -rf "$tmp"; _vm_die "depmod -b $tmp/root $kver failed"; }
+	echo "$kver" >"$tmp/ready"
+	rm -f "$log"
+	rm -rf "${LACUNA_VM_CACHE:?}/$name"
+	mv "$tmp" "$LACUNA_VM_CACHE/$name" || _vm_die "mv $tmp failed"
+	chmod 755 "$LACUNA_VM_CACHE/$name"
+	if ! echo "$name" >"$LACUNA_VM_CACHE/current.tmp" ||
+		! mv "$LACUNA_VM_CACHE/current.tmp" "$LACUNA_VM_CACHE/current"; then
+		_vm_die "writing $LACUNA_VM_CACHE/current failed"
+	fi
+}
+
+# _vm_extract_vmlinux: unpack the ELF kernel from the xz-compressed
+# bzImage. qemu boots it straight through its PVH entry, which spares the
+# guest decompressing itself under TCG (seconds per boot). Without it
+# (other compression, no CONFIG_PVH) runs boot the bzImage.
+_vm_extract_vmlinux() {
+	local bz="$VM_ROOT/boot/vmlinuz-$VM_KVER" off magic
+	: >"$VM_KDIR/vmlinux.none"
+	grep -q '^CONFIG_PVH=y' "$VM_ROOT/boot/config-$VM_KVER" 2>/dev/null || return 0
+	command -v xz >/dev/null || return 0
+	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$bz" 2>/dev/null | head -n 1 | cut -d: -f1)
+	[ -n "$off" ] || return 0
+	# xz complains about the bytes after its stream; the ELF check decides.
+	tail -c +$((off + 1)) "$bz" | xz -dc >"$VM_KDIR/vmlinux.tmp" 2>/dev/null
+	magic=$(head -c 4 "$VM_KDIR/vmlinux.tmp" | od -An -tx1 | tr -d ' \n')
+	if [ "$magic" = 7f454c46 ]; then
+		mv "$VM_KDIR/vmlinux.tmp" "$VM_KDIR/vmlinux" && rm -f "$VM_KDIR/vmlinux.none"
+	else
+		rm -f "$VM_KDIR/vmlinux.tmp"
+	fi
+	return 0
+}
+
+# _vm_initrd_path: the initramfs for the current kernel and the current
+# guest scripts (a new name whenever either changes).
+_vm_initrd_path() {
+	local h
+	h=$( (cat "$VM_DIR/guest-init" "$VM_DIR/guest-stage2" "$VM_BUSYBOX"
+		echo "$VM_INITRD_MODULES") | sha256sum) || return 1
+	VM_INITRD="$VM_KDIR/initrd-${h:0:16}.img"
+}
+
+_vm_build_initrd() {
+	local tmp m verb path ko list
+	tmp=$(mktemp -d "$LACUNA_VM_CACHE/.initrd.XXXXXX") || _vm_die "mktemp failed"
+	mkdir -p "$tmp/t/bin" "$tmp/t/dev" "$tmp/t/proc" "$tmp/t/sys" "$tmp/t/modules"
+	cp "$VM_BUSYBOX" "$tmp/t/bin/busybox" || _vm_die "cp $VM_BUSYBOX failed"
+	for m in $("$VM_BUSYBOX" --list); do
+		[ "$m" = busybox ] || ln -s busybox "$tmp/t/bin/$m"
+	done
+	install -m 755 "$VM_DIR/guest-init" "$tmp/t/init" || _vm_die "install guest-init failed"
+	install -m 755 "$VM_DIR/guest-stage2" "$tmp/t/guest-stage2" || _vm_die "install guest-stage2 failed"
+	mknod -m 600 "$tmp/t/dev/console" c 5 1 2>/dev/null
+	list=()
+	for m in $VM_INITRD_MODULES; do
+		while read -r verb path _; do
+			[ "$verb" = insmod ] || continue
+			ko=$(basename "$path")
+			case " ${list[*]} " in *" $ko "*) continue ;; esac
+			cp "$path" "$tmp/t/modules/$ko" || _vm_die "cp $path failed"
+			list+=("$ko")
+		done < <(modprobe -d "$VM_ROOT" -S "$VM_KVER" --show-depends "$m" 2>&1 ||
+			echo "error $m")
+		[ -f "$tmp/t/modules/$m.ko" ] || _vm_die "module $m not found for $VM_KVER"
+	done
+	printf '%s\n' "${list[@]}" >"$tmp/t/modules.list"
+	(cd "$tmp/t" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) \
+		>"$tmp/initrd.img" || _vm_die "cpio of the initramfs failed"
+	mv "$tmp/initrd.img" "$VM_INITRD" || _vm_die "mv initrd failed"
+	rm -rf "$tmp"
+	_vm_log "built $VM_INITRD"
+}
+
+# _vm_prune: drop kernels and initramfs images that are no longer current.
+_vm_prune() {
+	local d
+	for d in "$LACUNA_VM_CACHE"/linux-image-*; do
+		[ -d "$d" ] && [ "$d" != "$VM_KDIR" ] && rm -rf "$d"
+	done
+	for d in "$VM_KDIR"/initrd-*.img; do
+		[ -f "$d" ] && [ "$d" != "$VM_INITRD" ] && rm -f "$d"
+	done
+	rm -rf "$LACUNA_VM_CACHE"/.fetch.* "$LACUNA_VM_CACHE"/.initrd.*
+}
+
+# _vm_ensure FULL: make the cache usable (exclusive lock held). With FULL,
+# also look for a newer kernel package than the cached one.
+_vm_ensure() {
+	local full=$1 rc have=0
+	_vm_load_current && have=1
+	if [ "$full" = 1 ] || [ $have = 0 ]; then
+		if ! _vm_resolve; then
+			if [ $have = 0 ]; then
+				_vm_log "no linux-image-amd64 in apt's lists, running apt-get update"
+				apt-get update -q >/dev/null 2>&1
+				_vm_resolve || _vm_skip "apt knows no linux-image-amd64 package"
+			fi
+		fi
+		if [ -n "${VM_PKG:-}" ] &&
+			{ [ $have = 0 ] || [ "$VM_KDIR" != "$LACUNA_VM_CACHE/${VM_PKG}_${VM_PKGVER}" ]; }; then
+			rc=0
+			_vm_fetch || rc=$?
+			if [ $rc = 77 ]; then
+				[ $have = 1 ] || _vm_skip "cannot download $VM_PKG (no network or apt)"
+				echo "vm: cannot download $VM_PKG $VM_PKGVER, keeping the cached kernel" >&2
+			fi
+			_vm_load_current || _vm_die "cache $LACUNA_VM_CACHE unusable after fetch"
+		fi
+	fi
+	[ "$full" = 1 ] && rm -f "$VM_KDIR/vmlinux.none"
+	[ -f "$VM_KDIR/vmlinux" ] || [ -f "$VM_KDIR/vmlinux.none" ] || _vm_extract_vmlinux
+	_vm_initrd_path || _vm_die "hashing the initramfs inputs failed"
+	[ -f "$VM_INITRD" ] || _vm_build_initrd
+	[ "$full" = 1 ] && _vm_prune
+	return 0
+}
+
+# ---- commands ---------------------------------------------------------
+
+_vm_usage() {
+	cat <<'EOF'
+usage: vm.sh prepare [-v]
+       vm.sh run [OPTIONS] -- CMD [ARG...]
+       vm.sh info
+       vm.sh help
+
+run options:
+  --share DIR        mount host DIR writable at the same path in the guest
+                     (repeatable; the rest of the host root is read-only)
+  --modules M[,M...] load these modules before CMD (after virtio_net, nfsv4)
+  --env NAME=VALUE   set in CMD's environment (repeatable)
+  --cwd DIR          CMD's working directory (default: the current one)
+  --hostfwd SPEC     forward a host loopback port into the guest, e.g.
+                     tcp:127.0.0.1:5555-:2049 (repeatable)
+  --timeout SECS     hard limit for the whole VM (default 900)
+  --mem MIB          guest memory (default 1024)
+  --cpus N           guest vCPUs (default 1: boots faster under TCG)
+  --no-net           no network interface
+  --times FILE       write boot_s (qemu start to CMD start, host clock),
+                     guest_boot_s (guest uptime then), cmd_s, total_s
+                     (whole run) in seconds to FILE
+  --keep             keep the run directory (console log, outputs)
+  -v, --verbose      progress and timings on stderr
+
+environment: LACUNA_VM_CACHE (default /var/cache/lacuna-vm),
+  LACUNA_VM_TIMEOUT, LACUNA_VM_MEM, LACUNA_VM_CPUS, LACUNA_VM_APPEND
+  (extra kernel command line), LACUNA_VM_QEMU_ARGS (extra qemu
+  arguments, split on blanks), LACUNA_VM_BOOT_MODULES (default nfsv4),
+  LACUNA_VM_BUSYBOX, LACUNA_VM_ROOT_CACHE
+  (9p cache mode of the host root: loose or none), LACUNA_VM_BIOS
+  (firmware; default qboot.rom when present, "default" for SeaBIOS)
+
+In the guest the host reaches as 10.0.2.2 (qemu user networking: that is
+the host's 127.0.0.1). Exit: CMD's status; 77 no VM here; 99 VM failure;
+124 timeout.
+EOF
+}
+
+# info: what a prepared cache holds (key=value lines), without touching it.
+_vm_cmd_info() {
+	_vm_load_current || { echo "vm: not prepared (run: vm.sh prepare)" >&2; exit 1; }
+	echo "kernel_release=$VM_KVER"
+	echo "kernel_dir=$VM_KDIR"
+	echo "modules_dir=$VM_ROOT/lib/modules/$VM_KVER"
+}
+
+_vm_cmd_prepare() {
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-v | --verbose) VM_VERBOSE=1 ;;
+		*) _vm_usage >&2; exit 2 ;;
+		esac
+		shift
+	done
+	_vm_check_host
+	_vm_lock -x
+	_vm_ensure 1
+	_vm_unlock
+	_vm_log "ready: kernel $VM_KVER, initramfs $VM_INITRD"
+	return 0
+}
+
+# _vm_sub A B: B - A in seconds, two decimals.
+_vm_sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# _vm_q: quote a value for a qemu option list (double the commas).
+_vm_q() { printf '%s' "${1//,/,,}"; }
+
+_vm_run_cleanup() {
+	local rc=$? i
+	trap - EXIT INT TERM
+	if [ -n "${VM_QEMU_PID:-}" ] && kill -0 "$VM_QEMU_PID" 2>/dev/null; then
+		kill "$VM_QEMU_PID" 2>/dev/null
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$VM_QEMU_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$VM_QEMU_PID" 2>/dev/null
+		wait "$VM_QEMU_PID" 2>/dev/null
+	fi
+	for i in ${VM_TAIL_PIDS:-}; do
+		kill "$i" 2>/dev/null
+		wait "$i" 2>/dev/null
+	done
+	if [ -n "${VM_RUNDIR:-}" ]; then
+		if [ -n "${VM_KEEP:-}" ]; then
+			echo "vm: run directory kept: $VM_RUNDIR" >&2
+		else
+			rm -rf "$VM_RUNDIR"
+		fi
+	fi
+	exit "$rc"
+}
+
+_vm_cmd_run() {
+	local shares=() envs=() fwds=() mods="" cwd=$PWD net=1 timesfile=""
+	local timeout=${LACUNA_VM_TIMEOUT:-900} mem=${LACUNA_VM_MEM:-1024}
+	local cpus=${LACUNA_VM_CPUS:-1} d i e ctl args netdev t0 t1 deadline
+	local status="" timed_out=0 guest_boot_s="" guest_end_s="" t_launch t_cmd=""
+	local kernel bios
+
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--share)
+			[ -d "${2:-}" ] || _vm_die "--share: ${2:-} is not a directory"
+			d=$(realpath "$2") || _vm_die "realpath $2 failed"
+			[ "$d" != / ] || _vm_die "--share: / cannot be shared writable"
+			shares+=("$d")
+			shift
+			;;
+		--modules) mods="$mods ${2//,/ }"; shift ;;
+		--env)
+			[[ ${2:-} =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || _vm_die "--env: expected NAME=VALUE"
+			envs+=("$2")
+			shift
+			;;
+		--cwd) cwd=$2; shift ;;
+		--hostfwd)
+			[[ ${2:-} =~ ^(tcp|udp):127\.0\.0\.1:[0-9]+-:[0-9]+$ ]] ||
+				_vm_die "--hostfwd: expected tcp:127.0.0.1:HOSTPORT-:GUESTPORT"
+			fwds+=("$2")
+			shift
+			;;
+		--timeout) timeout=$2; shift ;;
+		--mem) mem=$2; shift ;;
+		--cpus) cpus=$2; shift ;;
+		--no-net) net=0 ;;
+		--times) timesfile=$2; shift ;;
+		--keep) VM_KEEP=1 ;;
+		-v | --verbose) VM_VERBOSE=1 ;;
+		--) shift; break ;;
+		*) _vm_usage >&2; exit 2 ;;
+		esac
+		shift
+	done
+	[ $# -gt 0 ] || { _vm_usage >&2; exit 2; }
+	[[ $timeout =~ ^[0-9]+$ && $mem =~ ^[0-9]+$ && $cpus =~ ^[0-9]+$ ]] ||
+		_vm_die "--timeout, --mem and --cpus take numbers"
+
+	_vm_check_host
+	t0=$EPOCHREALTIME
+	_vm_lock -x
+	_vm_ensure 0
+	_vm_unlock
+	# Shared while the VM runs: a concurrent "prepare" cannot prune it.
+	_vm_lock -s
+
+	VM_RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/lacuna-vm.XXXXXX") || _vm_die "mktemp failed"
+	trap _vm_run_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	ctl="$VM_RUNDIR/ctl"
+	mkdir -p "$ctl"
+	: >"$ctl/stdout"
+	: >"$ctl/stderr"
+
+	{
+		printf 'VM_KVER=%q\n' "$VM_KVER"
+		printf 'VM_MODULES_SRC=%q\n' "$(realpath "$VM_ROOT/lib/modules/$VM_KVER")"
+		d=$VM_BOOT_MODULES
+		((net)) && d="virtio_net $d"
+		printf 'VM_MODULES=%q\n' "$d $mods"
+		printf 'VM_NET=%q\n' "$net"
+		printf 'VM_ROOT_CACHE=%q\n' "${LACUNA_VM_ROOT_CACHE:-loose}"
+		printf 'VM_NSHARES=%q\n' "${#shares[@]}"
+		for i in "${!shares[@]}"; do
+			printf 'VM_SHARE_%d=%q\n' "$i" "${shares[$i]}"
+		done
+	} >"$ctl/config"
+	{
+		echo "# CMD for the guest, written by vm.sh"
+		for e in "${envs[@]}"; do
+			printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
+		done
+		printf 'cd -- %q 2>/dev/null || cd /\n' "$cwd"
+		printf 'exec'
+		printf ' %q' "$@"
+		printf '\n'
+	} >"$ctl/cmd"
+
+	kernel="$VM_ROOT/boot/vmlinuz-$VM_KVER"
+	[ -f "$VM_KDIR/vmlinux" ] && kernel="$VM_KDIR/vmlinux"
+	bios=${LACUNA_VM_BIOS:-/usr/share/qemu/qboot.rom}
+	# shellcheck disable=SC2054 # the commas belong to qemu's option lists
+	args=(-accel tcg,tb-size=256 -cpu max -m "$mem" -smp "$cpus"
+		-nographic -nodefaults -no-user-config -no-reboot
+		-kernel "$kernel" -initrd "$VM_INITRD"
+		-append "console=ttyS0 quiet panic=-1 mitigations=off ${LACUNA_VM_APPEND:-}"
+		-serial "file:$VM_RUNDIR/console.log" -monitor none
+		-fsdev local,id=fsroot,path=/,security_model=none,readonly=on,multidevs=remap
+		-device virtio-9p-pci,fsdev=fsroot,mount_tag=hostroot
+		-fsdev "local,id=fsctl,path=$(_vm_q "$ctl"),security_model=none"
+		-device virtio-9p-pci,fsdev=fsctl,mount_tag=ctl)
+	for i in "${!shares[@]}"; do
+		args+=(-fsdev "local,id=fs$i,path=$(_vm_q "${shares[$i]}"),security_model=none,multidevs=remap"
+			-device "virtio-9p-pci,fsdev=fs$i,mount_tag=share$i")
+	done
+	# qboot starts faster than SeaBIOS; "default" keeps qemu's own.
+	[ "$bios" != default ] && [ -f "$bios" ] && args+=(-bios "$bios")
+	# shellcheck disable=SC2206 # extra arguments are meant to split
+	args+=(${LACUNA_VM_QEMU_ARGS:-})
+	if ((net)); then
+		netdev="user,id=net0,ipv6=off"
+		for e in "${fwds[@]}"; do
+			netdev+=",hostfwd=$e"
+		done
+		# shellcheck disable=SC2054
+		args+=(-netdev "$netdev" -device virtio-net-pci,netdev=net0,romfile=)
+	fi
+
+	_vm_log "booting $VM_KVER (timeout ${timeout}s): $*"
+	t_launch=$EPOCHREALTIME
+	# timeout(1) is a second fence in case this script dies without its
+	# EXIT trap (SIGKILL): qemu never outlives the hard limit by much.
+	timeout -k 10 $((timeout + 30)) qemu-system-x86_64 "${args[@]}" \
+		</dev/null >"$VM_RUNDIR/qemu.log" 2>&1 &
+	VM_QEMU_PID=$!
+	tail -c +1 -s 0.2 -f --pid="$VM_QEMU_PID" "$ctl/stdout" &
+	VM_TAIL_PIDS=$!
+	tail -c +1 -s 0.2 -f --pid="$VM_QEMU_PID" "$ctl/stderr" >&2 &
+	VM_TAIL_PIDS+=" $!"
+
+	deadline=$((SECONDS + timeout))
+	while kill -0 "$VM_QEMU_PID" 2>/dev/null; do
+		if ((SECONDS >= deadline)); then
+			timed_out=1
+			kill "$VM_QEMU_PID" 2>/dev/null
+			break
+		fi
+		# ctl/times appears when CMD starts: boot time as the host sees it.
+		[ -z "$t_cmd" ] && [ -e "$ctl/times" ] && t_cmd=$EPOCHREALTIME
+		sleep 0.1
+	done
+	wait "$VM_QEMU_PID" 2>/dev/null
+	VM_QEMU_PID=
+	for i in $VM_TAIL_PIDS; do
+		wait "$i" 2>/dev/null
+	done
+	VM_TAIL_PIDS=
+	t1=$EPOCHREALTIME
+
+	[ -r "$ctl/status" ] && read -r status <"$ctl/status"
+	if [ -z "$status" ]; then
+		status=$(sed -n 's/^LACUNA-VM-STATUS: \([0-9]*\).*/\1/p' \
+			"$VM_RUNDIR/console.log" 2>/dev/null | tail -n 1)
+	fi
+	if [ -r "$ctl/times" ]; then
+		guest_boot_s=$(sed -n 's/^boot_s=//p' "$ctl/times")
+		guest_end_s=$(sed -n 's/^end_s=//p' "$ctl/times")
+	fi
+	local total_s cmd_s="" boot_s=""
+	total_s=$(_vm_sub "$t0" "$t1")
+	[ -n "$t_cmd" ] && boot_s=$(_vm_sub "$t_launch" "$t_cmd")
+	[ -n "$guest_boot_s" ] && [ -n "$guest_end_s" ] &&
+		cmd_s=$(_vm_sub "$guest_boot_s" "$guest_end_s")
+	if [ -n "$timesfile" ]; then
+		printf 'boot_s=%s\nguest_boot_s=%s\ncmd_s=%s\ntotal_s=%s\n' \
+			"$boot_s" "$guest_boot_s" "$cmd_s" "$total_s" >"$timesfile"
+	fi
+	_vm_log "qemu start to CMD ${boot_s:-?} s (guest uptime ${guest_boot_s:-?} s)," \
+		"CMD ${cmd_s:-?} s, total $total_s s"
+
+	if ((timed_out)); then
+		echo "vm: ERROR: timeout after ${timeout}s, qemu killed; console tail:" >&2
+		tail -n 30 "$VM_RUNDIR/console.log" >&2
+		exit 124
+	fi
+	if [[ ! $status =~ ^[0-9]+$ ]]; then
+		echo "vm: ERROR: the VM ended without a command status" >&2
+		grep -h "LACUNA-VM-FATAL" "$VM_RUNDIR/console.log" >&2
+		echo "vm: qemu output:" >&2
+		tail -n 10 "$VM_RUNDIR/qemu.log" >&2
+		echo "vm: console tail:" >&2
+		tail -n 40 "$VM_RUNDIR/console.log" >&2
+		exit 99
+	fi
+	exit "$status"
+}
+
+# ---- CLI ------------------------------------------------------------------
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	case ${1:-} in
+	prepare) shift; _vm_cmd_prepare "$@" ;;
+	run) shift; _vm_cmd_run "$@" ;;
+	info) shift; _vm_cmd_info "$@" ;;
+	help | -h | --help) _vm_usage ;;
+	*) _vm_usage >&2; exit 2 ;;
+	esac
+fi
