@@ -89,7 +89,24 @@ static int lfs_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t off, bool 
 static void lfs_sr_add(struct lacuna_sr_hdr *h, struct lacuna_seg *segs, uint32_t kind,
 		       uint64_t off, uint64_t len, uint64_t data_off)
 {
-	struct lacuna_seg *s = &segs[h->nsegs++];
+	struct lacuna_seg *s = h->nsegs ? &segs[h->nsegs - 1] : NULL;
+
+	/*
+	 * Two segments of one kind in a row happen when the map changes
+	 * between our lseeks without any change to the data (pages of an
+	 * unwritten extent cached by our own pread turn it into "data").
+	 * Keep the table alternating: extend the previous one.
+	 */
+	if (s && s->kind == kind && s->offset + s->length == off &&
+	    (kind == LACUNA_SEG_HOLE || s->data_off + s->length == data_off)) {
+		s->length += len;
+		if (kind == LACUNA_SEG_DATA)
+			h->data_bytes += len;
+		else
+			h->hole_bytes += len;
+		return;
+	}
+	s = &segs[h->nsegs++];
 
 	s->offset = off;
 	s->length = len;
