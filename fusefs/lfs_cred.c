@@ -22,6 +22,7 @@ static struct __user_cap_data_struct lfs_caps[_LINUX_CAPABILITY_U32S_3];
 static gid_t lfs_groups[LFS_CRED_NGROUPS_MAX];	/* the daemon's own */
 static int lfs_ngroups;
 static __thread bool lfs_thread_fs_private;
+static __thread mode_t lfs_thread_umask;	/* valid once fs_private */
 
 int lfs_cred_init(void)
 {
@@ -77,6 +78,7 @@ static int lfs_cred_private_fs(void)
 		return -err;
 	}
 	lfs_thread_fs_private = true;
+	lfs_thread_umask = umask(0);	/* 0 from main(): read it back unchanged */
 	return 0;
 }
 
@@ -92,7 +94,10 @@ int lfs_cred_enter(fuse_req_t req, struct lfs_cred *c, enum lfs_cred_mode mode)
 		rc = lfs_cred_private_fs();
 		if (rc)
 			return rc;
-		umask(ctx->umask);
+		if (ctx->umask != lfs_thread_umask) {
+			umask(ctx->umask);
+			lfs_thread_umask = ctx->umask;
+		}
 	}
 	if (!lfs.as_root || (ctx->uid == 0 && ctx->gid == 0))
 		return 0;

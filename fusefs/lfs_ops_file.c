@@ -222,13 +222,23 @@ void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 {
 	struct fuse_entry_param e;
 	struct lfs_cred cred;
-	int fd, rc;
+	bool existed = false;
+	int fd, rc, flags;
 
 	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
 	if (rc)
 		goto out_err;
-	fd = openat(lfs_inode_of(parent)->fd, name,
-		    (fi->flags | O_CREAT | O_CLOEXEC) & ~(O_NOFOLLOW | O_NOCTTY | O_TRUNC), mode);
+	/*
+	 * O_EXCL first: a file this call creates needs no O_TRUNC. Only when
+	 * the name exists (and the caller allowed that) open it and truncate
+	 * it under the range lock.
+	 */
+	flags = (fi->flags | O_CREAT | O_CLOEXEC) & ~(O_NOFOLLOW | O_NOCTTY | O_TRUNC);
+	fd = openat(lfs_inode_of(parent)->fd, name, flags | O_EXCL, mode);
+	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
+		existed = true;
+		fd = openat(lfs_inode_of(parent)->fd, name, flags, mode);
+	}
 	rc = fd < 0 ? -errno : 0;
 	lfs_cred_leave(&cred);
 	if (rc)
@@ -237,7 +247,7 @@ void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 	if (rc)
 		goto out_close;
 	/* an existing file opened with O_TRUNC is truncated under the lock */
-	if (fi->flags & O_TRUNC)
+	if (existed && (fi->flags & O_TRUNC))
 		rc = lfs_truncate_fd(req, lfs_inode_of(e.ino), fd, 0);
 	if (!rc)
 		rc = lfs_file_setup(lfs_inode_of(e.ino), fd, fi);
