@@ -100,7 +100,12 @@ static int lfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *
 
 static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 {
-	const unsigned int want = FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
+	/*
+	 * Splice read replies, but never move pages: a moved page is stolen
+	 * from the backing file's page cache, which then has to be read from
+	 * disk again.
+	 */
+	const unsigned int want = FUSE_CAP_SPLICE_WRITE |
 				  FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_DONT_MASK | FUSE_CAP_POSIX_ACL |
 				  FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_READDIRPLUS |
 				  FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS |
@@ -115,7 +120,7 @@ static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * mount; flock goes to the backing file.
 	 */
 	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_HANDLE_KILLPRIV |
-			FUSE_CAP_ATOMIC_O_TRUNC);
+			FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_MOVE);
 	conn->max_write = LFS_MAX_WRITE;
 	conn->max_read = LFS_MAX_READ;
 	conn->max_readahead = LFS_MAX_READ;

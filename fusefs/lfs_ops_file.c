@@ -287,7 +287,7 @@ void lfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 		bv.buf[0].fd = f->fd;
 		bv.buf[0].pos = off;
-		fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+		fuse_reply_data(req, &bv, 0);
 		return;
 	}
 	buf = lfs_aligned_alloc(size);
