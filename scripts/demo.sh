@@ -13,10 +13,12 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 : "${top_builddir:=$src/build}"
 LACUNAFS="$top_builddir/fusefs/lacunafs"
+LACUNA="$top_builddir/tools/lacuna"
 
 die() { echo "demo: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (loop devices and mounts)"
 [ -x "$LACUNAFS" ] || die "lacunafs not built at $LACUNAFS (run scripts/quickstart.sh demo)"
+[ -x "$LACUNA" ] || die "lacuna not built at $LACUNA (run scripts/quickstart.sh demo)"
 [ -c /dev/fuse ] || die "no /dev/fuse on this machine"
 for c in mkfs.xfs mkfs.ext4 xfs_io fusermount3; do
 	command -v $c >/dev/null || die "$c missing (scripts/install-deps.sh installs it)"
@@ -92,6 +94,8 @@ show() {
 	paste <(echo "$via_mnt") <(echo "$via_back") |
 		awk 'BEGIN { printf "    %-32s | %s\n", "kind offset length (lacunafs)", "(backing)" }
 		     { printf "    %-4s %12s %12s   | %-4s %12s %12s\n", $1, $2, $3, $4, $5, $6 }'
+	# the atomic sparse read: the same map, taken under lacunafs's range lock
+	"$LACUNA" map "$mnt/$name" | sed -n '1s/^/  lacuna map: /p;$s/^/  lacuna map: /p'
 	if [ "$via_mnt" = "$via_back" ] && cmp -s "$mnt/$name" "$backing/$name"; then
 		echo "  => same holes, same data"
 	else
