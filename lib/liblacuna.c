@@ -22,6 +22,7 @@ struct lacuna_client {
 	int sock;			/* control socket, -1 without an arena */
 	uint8_t *arena;
 	size_t arena_len;
+	bool own_arena;			/* mapped here (else the caller's) */
 	uint64_t token[2];
 };
 
@@ -93,13 +94,12 @@ static int lacuna_ctl_register(struct lacuna_client *c, int memfd)
 	return 0;
 }
 
-int lacuna_client_open(int fd, size_t arena_len, struct lacuna_client **out)
+/* The INFO check and the client, without an arena yet. */
+static int lacuna_client_new(int fd, struct lacuna_client **out)
 {
-	struct lacuna_client *c;
-	int memfd = -1, rc;
+	struct lacuna_client *c = calloc(1, sizeof(*c));
 
 	*out = NULL;
-	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->sock = -1;
@@ -107,6 +107,27 @@ int lacuna_client_open(int fd, size_t arena_len, struct lacuna_client **out)
 		free(c);
 		return -ENOTTY;
 	}
+	*out = c;
+	return 0;
+}
+
+/* Register memfd, already mapped at c->arena for c->arena_len bytes. */
+static int lacuna_client_attach(struct lacuna_client *c, int memfd)
+{
+	c->sock = lacuna_ctl_connect(c->info.ctl_path);
+	if (c->sock < 0)
+		return c->sock;
+	return lacuna_ctl_register(c, memfd);
+}
+
+int lacuna_client_open(int fd, size_t arena_len, struct lacuna_client **out)
+{
+	struct lacuna_client *c;
+	int memfd = -1, rc;
+
+	rc = lacuna_client_new(fd, &c);
+	if (rc)
+		return rc;
 	if (arena_len) {
 		c->arena_len = arena_len;
 		memfd = memfd_create("lacuna-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -121,12 +142,8 @@ int lacuna_client_open(int fd, size_t arena_len, struct lacuna_client **out)
 			c->arena = NULL;
 			goto out_free;
 		}
-		c->sock = lacuna_ctl_connect(c->info.ctl_path);
-		if (c->sock < 0) {
-			rc = c->sock;
-			goto out_free;
-		}
-		rc = lacuna_ctl_register(c, memfd);
+		c->own_arena = true;
+		rc = lacuna_client_attach(c, memfd);
 		if (rc)
 			goto out_free;
 		close(memfd);
@@ -140,13 +157,35 @@ out_free:
 	return rc;
 }
 
+int lacuna_client_open_arena(int fd, int memfd, void *base, size_t len,
+			     struct lacuna_client **out)
+{
+	struct lacuna_client *c;
+	int rc;
+
+	if (memfd < 0 || !base || !len)
+		return -EINVAL;
+	rc = lacuna_client_new(fd, &c);
+	if (rc)
+		return rc;
+	c->arena = base;
+	c->arena_len = len;
+	rc = lacuna_client_attach(c, memfd);
+	if (rc) {
+		lacuna_client_close(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
 void lacuna_client_close(struct lacuna_client *c)
 {
 	if (!c)
 		return;
 	if (c->sock >= 0)
 		close(c->sock);	/* the daemon drops the registration */
-	if (c->arena)
+	if (c->arena && c->own_arena)
 		munmap(c->arena, c->arena_len);
 	free(c);
 }

@@ -67,6 +67,14 @@ bool lacuna_is_lacunafs(int fd, struct lacuna_info *info);
  * -ENOTTY when fd is not on lacunafs.
  */
 int lacuna_client_open(int fd, size_t arena_len, struct lacuna_client **out);
+/*
+ * The same with an arena the caller made and keeps: memfd (sealed with
+ * F_SEAL_SHRINK, at least len bytes) mapped shared at base. A server can
+ * make its pool of reply buffers the arena this way. The mapping stays the
+ * caller's to unmap, after lacuna_client_close().
+ */
+int lacuna_client_open_arena(int fd, int memfd, void *base, size_t len,
+			     struct lacuna_client **out);
 void lacuna_client_close(struct lacuna_client *c);
 /* The arena (NULL without one). */
 void *lacuna_client_arena(struct lacuna_client *c, size_t *len);
