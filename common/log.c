@@ -16,9 +16,8 @@ static bool log_syslog;
 static int log_max = LOG_INFO;
 
 static const char *const log_names[] = {
-	[LOG_EMERG] = "emerg", [LOG_ALERT] = "alert", [LOG_CRIT] = "crit",
-	[LOG_ERR] = "error",   [LOG_WARNING] = "warn", [LOG_NOTICE] = "notice",
-	[LOG_INFO] = "info",   [LOG_DEBUG] = "debug",
+	[LOG_EMERG] = "emerg",	[LOG_ALERT] = "alert",	 [LOG_CRIT] = "crit", [LOG_ERR] = "error",
+	[LOG_WARNING] = "warn", [LOG_NOTICE] = "notice", [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
 };
 
 void log_init(const char *ident, bool use_syslog, int max_level)

@@ -19,23 +19,23 @@
 #include "lfs_itable.h"
 
 enum lfs_cache_mode {
-	LFS_CACHE_AUTO,		/* page cache for read-only opens, direct_io otherwise */
-	LFS_CACHE_NONE,		/* direct_io for every open */
+	LFS_CACHE_AUTO, /* page cache for read-only opens, direct_io otherwise */
+	LFS_CACHE_NONE, /* direct_io for every open */
 };
 
 struct lfs {
-	const char *backing;	/* as given on the command line */
-	char *backing_real;	/* realpath() of it */
-	dev_t backing_dev;	/* the filesystem we serve; others are refused */
-	int proc_fd;		/* /proc/self/fd, for reopening O_PATH fds */
+	const char *backing; /* as given on the command line */
+	char *backing_real;  /* realpath() of it */
+	dev_t backing_dev;   /* the filesystem we serve; others are refused */
+	int proc_fd;	     /* /proc/self/fd, for reopening O_PATH fds */
 	struct lfs_inode root;
 	struct lfs_itable itable;
 	double entry_timeout;
 	double attr_timeout;
 	enum lfs_cache_mode cache;
-	bool as_root;		/* daemon runs as root: act with callers' ids */
+	bool as_root; /* daemon runs as root: act with callers' ids */
 	bool debug;
-	char ctl_path[108];	/* control socket, '@' = abstract */
+	char ctl_path[108]; /* control socket, '@' = abstract */
 };
 
 extern struct lfs lfs;
@@ -43,9 +43,9 @@ extern struct lfs lfs;
 /* The file handle behind fi->fh. */
 struct lfs_file {
 	int fd;
-	int flags;		/* the open flags the caller used */
-	bool odirect;		/* backing fd has O_DIRECT: writes need aligned buffers */
-	bool setid;		/* file had set-id bits at open: write as the caller */
+	int flags;    /* the open flags the caller used */
+	bool odirect; /* backing fd has O_DIRECT: writes need aligned buffers */
+	bool setid;   /* file had set-id bits at open: write as the caller */
 };
 
 struct lfs_dir {
@@ -103,8 +103,7 @@ int lfs_setsize(fuse_req_t req, struct lfs_inode *inode, struct fuse_file_info *
 void lfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		   struct fuse_file_info *fi);
-void lfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		 struct fuse_file_info *fi);
+void lfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 void lfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
 		      struct fuse_file_info *fi);
 void lfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
@@ -112,8 +111,7 @@ void lfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void lfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void lfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 		      struct fuse_file_info *fi);
-void lfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
-		  struct fuse_file_info *fi);
+void lfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi);
 void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			    struct fuse_file_info *fi_out, size_t len, int flags);
@@ -121,8 +119,8 @@ void lfs_op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int
 
 /* lfs_sparse.c */
 void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
-		  struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
-		  size_t out_bufsz);
+		  struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+		  size_t in_bufsz, size_t out_bufsz);
 int lfs_sparse_init(void);
 void lfs_sparse_exit(void);
 

@@ -19,10 +19,10 @@
 #define LFS_CRED_NGROUPS_MAX 256
 
 static struct __user_cap_data_struct lfs_caps[_LINUX_CAPABILITY_U32S_3];
-static gid_t lfs_groups[LFS_CRED_NGROUPS_MAX];	/* the daemon's own */
+static gid_t lfs_groups[LFS_CRED_NGROUPS_MAX]; /* the daemon's own */
 static int lfs_ngroups;
 static __thread bool lfs_thread_fs_private;
-static __thread mode_t lfs_thread_umask;	/* valid once fs_private */
+static __thread mode_t lfs_thread_umask; /* valid once fs_private */
 
 int lfs_cred_init(void)
 {
@@ -55,7 +55,7 @@ static int lfs_cred_groups(fuse_req_t req, struct lfs_cred *c)
 	int n = fuse_req_getgroups(req, LFS_CRED_NGROUPS_MAX, groups);
 
 	if (n < 0 || n > LFS_CRED_NGROUPS_MAX)
-		n = 0;	/* unknown: the caller's primary group only */
+		n = 0; /* unknown: the caller's primary group only */
 	if (syscall(SYS_setgroups, (size_t)n, groups) < 0) {
 		int err = errno;
 
@@ -78,7 +78,7 @@ static int lfs_cred_private_fs(void)
 		return -err;
 	}
 	lfs_thread_fs_private = true;
-	lfs_thread_umask = umask(0);	/* 0 from main(): read it back unchanged */
+	lfs_thread_umask = umask(0); /* 0 from main(): read it back unchanged */
 	return 0;
 }
 
@@ -110,7 +110,8 @@ int lfs_cred_enter(fuse_req_t req, struct lfs_cred *c, enum lfs_cred_mode mode)
 	syscall(SYS_setfsgid, ctx->gid);
 	syscall(SYS_setfsuid, ctx->uid);
 	c->switched = true;
-	if (syscall(SYS_setfsuid, -1) != (long)ctx->uid || syscall(SYS_setfsgid, -1) != (long)ctx->gid) {
+	if (syscall(SYS_setfsuid, -1) != (long)ctx->uid ||
+	    syscall(SYS_setfsgid, -1) != (long)ctx->gid) {
 		lfs_cred_leave(c);
 		log_err("setfsuid/setfsgid(%u, %u) did not take", ctx->uid, ctx->gid);
 		return -EPERM;

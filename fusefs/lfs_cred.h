@@ -29,9 +29,9 @@ struct lfs_cred {
 };
 
 enum lfs_cred_mode {
-	LFS_CRED_CREATE,	/* ids + umask of the caller, daemon keeps DAC caps */
-	LFS_CRED_WRITE,		/* ids and groups of the caller, no fs capabilities:
-				 * the backing fs clears set-id bits as for them */
+	LFS_CRED_CREATE, /* ids + umask of the caller, daemon keeps DAC caps */
+	LFS_CRED_WRITE,	 /* ids and groups of the caller, no fs capabilities:
+			  * the backing fs clears set-id bits as for them */
 };
 
 int lfs_cred_init(void);

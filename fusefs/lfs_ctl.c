@@ -52,14 +52,14 @@
 struct lfs_conn;
 
 struct lfs_reg {
-	struct lfs_reg *next;		/* registry list */
-	struct lfs_conn *conn;		/* NULL once unlinked */
+	struct lfs_reg *next;  /* registry list */
+	struct lfs_conn *conn; /* NULL once unlinked */
 	uint64_t token[2];
-	pid_t pid;			/* registering process */
+	pid_t pid; /* registering process */
 	void *base;
 	size_t len;
-	unsigned int refs;		/* registry link + pinned ioctls */
-	pid_t tids[LFS_CTL_TIDS];	/* threads checked to belong to pid */
+	unsigned int refs;	  /* registry link + pinned ioctls */
+	pid_t tids[LFS_CTL_TIDS]; /* threads checked to belong to pid */
 	unsigned int ntids;
 };
 
@@ -72,10 +72,10 @@ struct lfs_conn {
 };
 
 static struct {
-	pthread_mutex_t lock;		/* leaf: the registry below */
+	pthread_mutex_t lock; /* leaf: the registry below */
 	struct lfs_reg *regs;
 	int listen_fd;
-	int wake[2];			/* pipe: stop the thread */
+	int wake[2]; /* pipe: stop the thread */
 	pthread_t thread;
 	bool running;
 	struct lfs_conn conns[LFS_CTL_CONNS_MAX];
@@ -124,8 +124,7 @@ static bool lfs_tid_in_process(pid_t tid, pid_t pid)
 	return match;
 }
 
-int lfs_ctl_get(const uint64_t token[2], pid_t tid, struct lfs_reg **out, void **base,
-		size_t *len)
+int lfs_ctl_get(const uint64_t token[2], pid_t tid, struct lfs_reg **out, void **base, size_t *len)
 {
 	struct lfs_reg *reg;
 	unsigned int i;
@@ -213,7 +212,7 @@ static int lfs_ctl_register(struct lfs_conn *conn, const struct lacuna_ctl_msg *
 		return -EDQUOT;
 	seals = fcntl(memfd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK))
-		return -EPERM;	/* must be a memfd sealed against shrinking */
+		return -EPERM; /* must be a memfd sealed against shrinking */
 	if (fstat(memfd, &st) < 0)
 		return -errno;
 	if ((uint64_t)st.st_size < m->arena_len)
@@ -257,8 +256,10 @@ static bool lfs_ctl_serve(struct lfs_conn *conn)
 	} cbuf;
 	struct lacuna_ctl_msg m = { 0 }, ans = { 0 };
 	struct iovec iov = { &m, sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf.buf,
+			     .msg_controllen = sizeof(cbuf.buf) };
 	struct cmsghdr *c;
 	int memfd = -1, rc;
 	ssize_t n;
@@ -275,7 +276,7 @@ static bool lfs_ctl_serve(struct lfs_conn *conn)
 				if (memfd < 0)
 					memfd = fds[i];
 				else
-					close(fds[i]);	/* only one fd is expected */
+					close(fds[i]); /* only one fd is expected */
 			}
 		}
 	}
@@ -389,8 +390,7 @@ int lfs_ctl_start(char *path, size_t len)
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint32_t)getpid() * 2654435761u;
 	/* abstract name: sun_path[0] is NUL */
-	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "lacunafs.%d.%08x", (int)getpid(),
-		 rnd);
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "lacunafs.%d.%08x", (int)getpid(), rnd);
 	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sa.sun_path + 1));
 	ctl.listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (ctl.listen_fd < 0) {

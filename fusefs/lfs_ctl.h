@@ -18,10 +18,10 @@
 #include "lacuna/ioctl.h"
 
 /* limits a client connection lives within */
-#define LFS_CTL_REGS_MAX 16			/* registrations per connection */
-#define LFS_CTL_ARENA_MAX (1ULL << 30)		/* bytes of one arena */
-#define LFS_CTL_CONN_BYTES_MAX (2ULL << 30)	/* bytes per connection */
-#define LFS_CTL_CONNS_MAX 64			/* connections at once */
+#define LFS_CTL_REGS_MAX 16		    /* registrations per connection */
+#define LFS_CTL_ARENA_MAX (1ULL << 30)	    /* bytes of one arena */
+#define LFS_CTL_CONN_BYTES_MAX (2ULL << 30) /* bytes per connection */
+#define LFS_CTL_CONNS_MAX 64		    /* connections at once */
 
 struct lfs_reg;
 
@@ -34,8 +34,7 @@ void lfs_ctl_stop(void);
  * made the ioctl, and pin it. Returns 0, -EACCES for an unknown token,
  * -EPERM when the token belongs to another process.
  */
-int lfs_ctl_get(const uint64_t token[2], pid_t tid, struct lfs_reg **out, void **base,
-		size_t *len);
+int lfs_ctl_get(const uint64_t token[2], pid_t tid, struct lfs_reg **out, void **base, size_t *len);
 void lfs_ctl_put(struct lfs_reg *reg);
 
 #endif

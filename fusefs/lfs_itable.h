@@ -21,12 +21,12 @@
 #include "rangelock.h"
 
 struct lfs_inode {
-	struct lfs_inode *hnext;	/* hash chain, under itable->lock */
+	struct lfs_inode *hnext; /* hash chain, under itable->lock */
 	dev_t dev;
 	ino_t ino;
-	int fd;				/* O_PATH | O_NOFOLLOW, owned */
-	mode_t type;			/* S_IFMT bits */
-	uint64_t nlookup;		/* kernel lookups, under itable->lock */
+	int fd;		  /* O_PATH | O_NOFOLLOW, owned */
+	mode_t type;	  /* S_IFMT bits */
+	uint64_t nlookup; /* kernel lookups, under itable->lock */
 
 	/*
 	 * The inode's byte-range lock (common/rangelock.h): exclusive over
@@ -37,8 +37,8 @@ struct lfs_inode {
 	 * two ranges of one inode at once; two inodes in address order.
 	 */
 	struct rl_lock rl;
-	uint64_t wgen;			/* __atomic, incremented under rl */
-	uint64_t wbusy;			/* __atomic, changes in progress */
+	uint64_t wgen;	/* __atomic, incremented under rl */
+	uint64_t wbusy; /* __atomic, changes in progress */
 
 	/*
 	 * Page-cache bookkeeping for read-only opens (lfs_ops_file.c):
@@ -55,7 +55,7 @@ struct lfs_inode {
 struct lfs_itable {
 	pthread_mutex_t lock;
 	struct lfs_inode **buckets;
-	size_t nbuckets;		/* a power of two */
+	size_t nbuckets; /* a power of two */
 	size_t count;
 };
 

@@ -34,7 +34,7 @@
  * cannot raise without CAP_SYS_RESOURCE): otherwise it falls back to
  * copying every read through a freshly mapped buffer.
  */
-#define LFS_MAX_READ 1032192	/* 1 MiB - 16 KiB: reply + libfuse's 3-page margin */
+#define LFS_MAX_READ 1032192 /* 1 MiB - 16 KiB: reply + libfuse's 3-page margin */
 
 #define LFS_STR2(x) #x
 #define LFS_STR(x) LFS_STR2(x)
@@ -55,13 +55,15 @@ struct lfs_cmdline {
 	int show_version;
 };
 
-#define LFS_OPT(t, p) { t, offsetof(struct lfs_cmdline, p), 1 }
-static const struct fuse_opt lfs_opts[] = {
-	LFS_OPT("cache=%s", cache),
-	LFS_OPT("timeout=%lf", timeout),
-	{ "timeout=", offsetof(struct lfs_cmdline, timeout_set), 1 },
-	FUSE_OPT_END
-};
+#define LFS_OPT(t, p)                                 \
+	{                                             \
+		t, offsetof(struct lfs_cmdline, p), 1 \
+	}
+static const struct fuse_opt lfs_opts[] = { LFS_OPT("cache=%s", cache),
+					    LFS_OPT("timeout=%lf", timeout),
+					    { "timeout=", offsetof(struct lfs_cmdline, timeout_set),
+					      1 },
+					    FUSE_OPT_END };
 
 static void lfs_usage(FILE *out, const char *prog)
 {
@@ -105,12 +107,11 @@ static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 	 * from the backing file's page cache, which then has to be read from
 	 * disk again.
 	 */
-	const unsigned int want = FUSE_CAP_SPLICE_WRITE |
-				  FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_DONT_MASK | FUSE_CAP_POSIX_ACL |
-				  FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_READDIRPLUS |
-				  FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS |
-				  FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_ASYNC_READ |
-				  FUSE_CAP_IOCTL_DIR;
+	const unsigned int want =
+		FUSE_CAP_SPLICE_WRITE | FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_DONT_MASK |
+		FUSE_CAP_POSIX_ACL | FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_READDIRPLUS |
+		FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_CACHE_SYMLINKS |
+		FUSE_CAP_ASYNC_READ | FUSE_CAP_IOCTL_DIR;
 
 	conn->want |= want & conn->capable;
 	/*

@@ -92,7 +92,7 @@ static void lfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 			errno = 0;
 			d->entry = readdir(d->dp);
 			if (!d->entry) {
-				err = errno;	/* 0 at the end of the stream */
+				err = errno; /* 0 at the end of the stream */
 				break;
 			}
 		}

@@ -107,7 +107,7 @@ int lfs_do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *
 	}
 	inode = lfs_itable_insert(&lfs.itable, fresh, 1);
 	if (inode != fresh)
-		lfs_release_inode(fresh);	/* lost a race with another lookup */
+		lfs_release_inode(fresh); /* lost a race with another lookup */
 out_entry:
 	e->ino = (fuse_ino_t)(uintptr_t)inode;
 	e->attr_timeout = lfs.attr_timeout;

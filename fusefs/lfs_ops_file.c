@@ -275,8 +275,7 @@ static void *lfs_aligned_alloc(size_t size)
 	return p;
 }
 
-void lfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		 struct fuse_file_info *fi)
+void lfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct lfs_file *f = lfs_file_of(fi);
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
@@ -313,8 +312,7 @@ static ssize_t lfs_write_direct(struct lfs_file *f, struct fuse_bufvec *in_buf, 
 
 	if (in_buf->count == 1 && !(in_buf->buf[0].flags & FUSE_BUF_IS_FD) &&
 	    ((uintptr_t)in_buf->buf[0].mem % LFS_DIO_ALIGN) == 0)
-		return pwrite(f->fd, in_buf->buf[0].mem, size, off) < 0 ? -errno
-			       : (ssize_t)size;
+		return pwrite(f->fd, in_buf->buf[0].mem, size, off) < 0 ? -errno : (ssize_t)size;
 	buf = lfs_aligned_alloc(size);
 	if (!buf)
 		return -ENOMEM;
@@ -419,8 +417,7 @@ void lfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, of
 	fuse_reply_err(req, rc);
 }
 
-void lfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
-		  struct fuse_file_info *fi)
+void lfs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
 {
 	off_t res = lseek(lfs_file_of(fi)->fd, off, whence);
 
@@ -460,8 +457,8 @@ void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		lfs_wlock(dst, &rd, d0, lfs_range_end(d0, len));
 		rl_lock(&src->rl, &rs, s0, lfs_range_end(s0, len), RL_SHARED, NULL);
 	}
-	n = copy_file_range(lfs_file_of(fi_in)->fd, &off_in, lfs_file_of(fi_out)->fd, &off_out,
-			    len, (unsigned int)flags);
+	n = copy_file_range(lfs_file_of(fi_in)->fd, &off_in, lfs_file_of(fi_out)->fd, &off_out, len,
+			    (unsigned int)flags);
 	if (n < 0)
 		n = -errno;
 	if (src != dst)

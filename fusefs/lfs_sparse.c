@@ -53,7 +53,7 @@
 
 /* where the data of one sparse read goes */
 struct lfs_sr_dest {
-	uint8_t *buf;		/* NULL: map only */
+	uint8_t *buf; /* NULL: map only */
 	uint64_t len;
 };
 
@@ -129,7 +129,7 @@ static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
 	uint64_t end = h->length > size - (pos < size ? pos : size) ? size : pos + h->length;
 	uint64_t room = dst->buf ? dst->len : UINT64_MAX, used = 0;
 	bool dense = false;
-	bool at_data = false;	/* pos is where SEEK_DATA just landed */
+	bool at_data = false; /* pos is where SEEK_DATA just landed */
 	unsigned int flips = 0;
 	int rc;
 
@@ -194,7 +194,7 @@ static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
 		if (dend - pos > room - used)
 			dend = pos + (room - used);
 		if (dend == pos)
-			break;	/* no room left for data */
+			break; /* no room left for data */
 		if (dst->buf) {
 			rc = lfs_pread_all(fd, dst->buf + used, dend - pos, pos, unstable);
 			if (rc)
@@ -421,8 +421,8 @@ static void lfs_ioctl_info(fuse_req_t req, const void *in_buf)
 }
 
 void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
-		  struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
-		  size_t out_bufsz)
+		  struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+		  size_t in_bufsz, size_t out_bufsz)
 {
 	struct lfs_inode *inode = lfs_inode_of(ino);
 

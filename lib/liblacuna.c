@@ -19,10 +19,10 @@
 
 struct lacuna_client {
 	struct lacuna_info info;
-	int sock;			/* control socket, -1 without an arena */
+	int sock; /* control socket, -1 without an arena */
 	uint8_t *arena;
 	size_t arena_len;
-	bool own_arena;			/* mapped here (else the caller's) */
+	bool own_arena; /* mapped here (else the caller's) */
 	uint64_t token[2];
 };
 
@@ -49,7 +49,7 @@ static int lacuna_ctl_connect(const char *path)
 	strcpy(sa.sun_path, path);
 	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
 	if (path[0] == '@')
-		sa.sun_path[0] = '\0';	/* abstract */
+		sa.sun_path[0] = '\0'; /* abstract */
 	else
 		len++;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -70,11 +70,15 @@ static int lacuna_ctl_register(struct lacuna_client *c, int memfd)
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} cbuf;
-	struct lacuna_ctl_msg m = { .size = sizeof(m), .version = LACUNA_ABI_VERSION,
-				    .op = LACUNA_CTL_REGISTER, .arena_len = c->arena_len };
+	struct lacuna_ctl_msg m = { .size = sizeof(m),
+				    .version = LACUNA_ABI_VERSION,
+				    .op = LACUNA_CTL_REGISTER,
+				    .arena_len = c->arena_len };
 	struct iovec iov = { &m, sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf.buf,
+			     .msg_controllen = sizeof(cbuf.buf) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	ssize_t n;
 
@@ -157,8 +161,7 @@ out_free:
 	return rc;
 }
 
-int lacuna_client_open_arena(int fd, int memfd, void *base, size_t len,
-			     struct lacuna_client **out)
+int lacuna_client_open_arena(int fd, int memfd, void *base, size_t len, struct lacuna_client **out)
 {
 	struct lacuna_client *c;
 	int rc;
@@ -184,7 +187,7 @@ void lacuna_client_close(struct lacuna_client *c)
 	if (!c)
 		return;
 	if (c->sock >= 0)
-		close(c->sock);	/* the daemon drops the registration */
+		close(c->sock); /* the daemon drops the registration */
 	if (c->arena && c->own_arena)
 		munmap(c->arena, c->arena_len);
 	free(c);
@@ -214,9 +217,8 @@ static void lacuna_copy_result(struct lacuna_result *res, const struct lacuna_sr
 		res->segs[i].offset = segs[i].offset;
 		res->segs[i].length = segs[i].length;
 		res->segs[i].kind = segs[i].kind;
-		res->segs[i].data = data && segs[i].kind == LACUNA_SEG_DATA
-					    ? data + segs[i].data_off
-					    : NULL;
+		res->segs[i].data =
+			data && segs[i].kind == LACUNA_SEG_DATA ? data + segs[i].data_off : NULL;
 	}
 }
 
@@ -250,7 +252,7 @@ static int lacuna_clip(struct lacuna_sr_hdr *h, struct lacuna_seg *segs, uint64_
 			if (s->length > room - s->data_off) {
 				s->length = room - s->data_off;
 				h->data_bytes += s->length;
-				i++;	/* cut here: what follows is not contiguous */
+				i++; /* cut here: what follows is not contiguous */
 				break;
 			}
 			h->data_bytes += s->length;
@@ -308,9 +310,8 @@ static int lacuna_read_ioctl(struct lacuna_client *c, int fd, uint64_t off, uint
 	sr = malloc(sizeof(*sr));
 	if (!sr)
 		return -ENOMEM;
-	lacuna_hdr_init(&sr->h, sizeof(*sr), how == LACUNA_READ_DATA ? LACUNA_SR_ARENA
-								      : LACUNA_SR_MAP,
-			off, len);
+	lacuna_hdr_init(&sr->h, sizeof(*sr),
+			how == LACUNA_READ_DATA ? LACUNA_SR_ARENA : LACUNA_SR_MAP, off, len);
 	if (how == LACUNA_READ_DATA) {
 		in_arena = buf >= c->arena && buf + buflen <= c->arena + c->arena_len;
 		sr->h.token[0] = c->token[0];
@@ -353,8 +354,8 @@ static void lacuna_add(struct lacuna_result *res, uint32_t kind, uint64_t off, u
 }
 
 /* Not lacunafs: the same walk as the daemon's, without the lock. */
-static int lacuna_read_fallback(int fd, uint64_t off, uint64_t len, unsigned int how,
-				uint8_t *buf, size_t buflen, struct lacuna_result *res)
+static int lacuna_read_fallback(int fd, uint64_t off, uint64_t len, unsigned int how, uint8_t *buf,
+				size_t buflen, struct lacuna_result *res)
 {
 	uint64_t size, end, pos = off, used = 0, room;
 	struct stat st;
@@ -393,7 +394,8 @@ static int lacuna_read_fallback(int fd, uint64_t off, uint64_t len, unsigned int
 			uint64_t got = 0;
 
 			while (got < n) {
-				ssize_t k = pread(fd, buf + used + got, n - got, (off_t)(pos + got));
+				ssize_t k =
+					pread(fd, buf + used + got, n - got, (off_t)(pos + got));
 
 				if (k < 0 && errno == EINTR)
 					continue;

@@ -48,10 +48,26 @@ static int parse_size(const char *s, uint64_t *out)
 	if (errno || end == s || *s == '-')
 		return -EINVAL;
 	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		end++;
+		break;
 	}
 	if (*end && strcmp(end, "iB") && strcmp(end, "B"))
 		return -EINVAL;
@@ -219,9 +235,10 @@ static void print_text(const char *path, const struct map *m, uint64_t from, uin
 	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10)
 		width = ws.ws_col;
 	printf("%s: %s\n", path,
-	       m->atomic ? (m->unstable ? "atomic map, but the backing file changed outside the mount"
-					: "atomic map (lacunafs range lock)")
-			 : "not atomic (not on lacunafs: SEEK_DATA/SEEK_HOLE)");
+	       m->atomic
+		       ? (m->unstable ? "atomic map, but the backing file changed outside the mount"
+				      : "atomic map (lacunafs range lock)")
+		       : "not atomic (not on lacunafs: SEEK_DATA/SEEK_HOLE)");
 	printf("%-4s %20s %20s\n", "kind", "offset", "length");
 	for (i = 0; i < m->n; i++)
 		printf("%-4s %20" PRIu64 " %20" PRIu64 "\n",

@@ -55,9 +55,9 @@
 struct lacuna_seg {
 	uint64_t offset;
 	uint64_t length;
-	uint32_t kind;		/* LACUNA_SEG_DATA or LACUNA_SEG_HOLE */
+	uint32_t kind; /* LACUNA_SEG_DATA or LACUNA_SEG_HOLE */
 	uint32_t pad;
-	uint64_t data_off;	/* DATA: where its bytes start in the arena/inline buffer */
+	uint64_t data_off; /* DATA: where its bytes start in the arena/inline buffer */
 };
 
 /* request modes */
@@ -66,30 +66,30 @@ struct lacuna_seg {
 #define LACUNA_SR_ARENA 2
 
 /* reply flags */
-#define LACUNA_SR_EOF (1u << 0)		/* next_offset is at (or past) the end of file */
-#define LACUNA_SR_UNSTABLE (1u << 1)	/* changed outside the mount while being read */
-#define LACUNA_SR_SHORT (1u << 2)	/* stopped before offset+length: continue at next_offset */
-#define LACUNA_SR_DENSE (1u << 3)	/* no hole search was needed: allocation covers the file */
+#define LACUNA_SR_EOF (1u << 0)	     /* next_offset is at (or past) the end of file */
+#define LACUNA_SR_UNSTABLE (1u << 1) /* changed outside the mount while being read */
+#define LACUNA_SR_SHORT (1u << 2)    /* stopped before offset+length: continue at next_offset */
+#define LACUNA_SR_DENSE (1u << 3)    /* no hole search was needed: allocation covers the file */
 
 struct lacuna_sr_hdr {
 	/* in */
-	uint32_t size;		/* sizeof the whole ioctl struct */
-	uint32_t version;	/* LACUNA_ABI_VERSION */
-	uint32_t mode;		/* LACUNA_SR_* mode */
-	uint32_t in_flags;	/* must be 0 */
+	uint32_t size;	   /* sizeof the whole ioctl struct */
+	uint32_t version;  /* LACUNA_ABI_VERSION */
+	uint32_t mode;	   /* LACUNA_SR_* mode */
+	uint32_t in_flags; /* must be 0 */
 	uint64_t offset;
 	uint64_t length;
-	uint64_t token[2];	/* ARENA: registration token */
-	uint64_t arena_off;	/* ARENA: where in the arena to put the data */
-	uint64_t arena_len;	/* ARENA: room there */
+	uint64_t token[2];  /* ARENA: registration token */
+	uint64_t arena_off; /* ARENA: where in the arena to put the data */
+	uint64_t arena_len; /* ARENA: room there */
 	/* out */
 	uint64_t file_size;
 	uint64_t next_offset;
-	uint64_t data_bytes;	/* bytes of data delivered */
-	uint64_t hole_bytes;	/* bytes of holes in the table (whole holes) */
+	uint64_t data_bytes; /* bytes of data delivered */
+	uint64_t hole_bytes; /* bytes of holes in the table (whole holes) */
 	uint32_t nsegs;
-	uint32_t flags;		/* LACUNA_SR_EOF ... */
-	uint32_t retries;	/* rereads caused by outside changes */
+	uint32_t flags;	  /* LACUNA_SR_EOF ... */
+	uint32_t retries; /* rereads caused by outside changes */
 	uint32_t pad;
 	uint64_t reserved[3];
 };
@@ -114,17 +114,17 @@ struct lacuna_sparse_read_inline {
 #define LACUNA_CTL_PATH_MAX 108
 
 struct lacuna_info {
-	uint32_t size;		/* in: sizeof(struct lacuna_info) */
-	uint32_t version;	/* out: LACUNA_ABI_VERSION */
-	uint64_t features;	/* out: reserved, 0 */
-	uint64_t max_segs;	/* out: LACUNA_SR_MAX_SEGS */
-	uint64_t inline_max;	/* out: LACUNA_INLINE_MAX */
-	uint64_t arena_max;	/* out: largest arena one client may register */
-	uint64_t regs_max;	/* out: registrations per client connection */
+	uint32_t size;	     /* in: sizeof(struct lacuna_info) */
+	uint32_t version;    /* out: LACUNA_ABI_VERSION */
+	uint64_t features;   /* out: reserved, 0 */
+	uint64_t max_segs;   /* out: LACUNA_SR_MAX_SEGS */
+	uint64_t inline_max; /* out: LACUNA_INLINE_MAX */
+	uint64_t arena_max;  /* out: largest arena one client may register */
+	uint64_t regs_max;   /* out: registrations per client connection */
 	uint64_t daemon_pid;
-	char ctl_path[LACUNA_CTL_PATH_MAX];	/* out: control socket; '@' = abstract */
-	uint64_t conn_bytes_max;	/* out: arena bytes per client connection */
-	uint64_t conns_max;	/* out: client connections at once */
+	char ctl_path[LACUNA_CTL_PATH_MAX]; /* out: control socket; '@' = abstract */
+	uint64_t conn_bytes_max;	    /* out: arena bytes per client connection */
+	uint64_t conns_max;		    /* out: client connections at once */
 	uint64_t reserved[2];
 };
 
@@ -134,16 +134,16 @@ struct lacuna_info {
 #define LACUNA_IOC_SPARSE_READ_INLINE _IOWR(LACUNA_IOC_MAGIC, 3, struct lacuna_sparse_read_inline)
 
 /* Control socket messages */
-#define LACUNA_CTL_REGISTER 1	/* memfd attached; answer carries the token */
+#define LACUNA_CTL_REGISTER 1 /* memfd attached; answer carries the token */
 #define LACUNA_CTL_UNREGISTER 2
 
 struct lacuna_ctl_msg {
-	uint32_t size;		/* sizeof(struct lacuna_ctl_msg) */
-	uint32_t version;	/* LACUNA_ABI_VERSION */
-	uint32_t op;		/* LACUNA_CTL_* */
-	int32_t status;		/* answer: 0 or a negative errno */
-	uint64_t arena_len;	/* REGISTER: bytes of the memfd to map */
-	uint64_t token[2];	/* answer to REGISTER; UNREGISTER: which */
+	uint32_t size;	    /* sizeof(struct lacuna_ctl_msg) */
+	uint32_t version;   /* LACUNA_ABI_VERSION */
+	uint32_t op;	    /* LACUNA_CTL_* */
+	int32_t status;	    /* answer: 0 or a negative errno */
+	uint64_t arena_len; /* REGISTER: bytes of the memfd to map */
+	uint64_t token[2];  /* answer to REGISTER; UNREGISTER: which */
 	uint64_t reserved[2];
 };
 

@@ -36,24 +36,24 @@ struct lacuna_client;
 struct lacuna_extent {
 	uint64_t offset;
 	uint64_t length;
-	uint32_t kind;			/* LACUNA_SEG_DATA or LACUNA_SEG_HOLE */
-	const uint8_t *data;		/* DATA read with LACUNA_READ_DATA, else NULL */
+	uint32_t kind;	     /* LACUNA_SEG_DATA or LACUNA_SEG_HOLE */
+	const uint8_t *data; /* DATA read with LACUNA_READ_DATA, else NULL */
 };
 
 struct lacuna_result {
 	uint64_t file_size;
-	uint64_t next_offset;		/* continue here */
+	uint64_t next_offset; /* continue here */
 	uint64_t data_bytes;
 	uint64_t hole_bytes;
-	uint32_t flags;			/* LACUNA_SR_EOF, _UNSTABLE, _SHORT, _DENSE */
-	uint32_t retries;		/* rereads caused by changes behind the mount */
-	bool atomic;			/* taken under the lacunafs range lock */
+	uint32_t flags;	  /* LACUNA_SR_EOF, _UNSTABLE, _SHORT, _DENSE */
+	uint32_t retries; /* rereads caused by changes behind the mount */
+	bool atomic;	  /* taken under the lacunafs range lock */
 	unsigned int nsegs;
 	struct lacuna_extent segs[LACUNA_SR_MAX_SEGS];
 };
 
-#define LACUNA_READ_MAP 0		/* segments only */
-#define LACUNA_READ_DATA 1		/* segments and data */
+#define LACUNA_READ_MAP 0  /* segments only */
+#define LACUNA_READ_DATA 1 /* segments and data */
 
 /*
  * Is fd on lacunafs? Fills info (may be NULL) when it is. Any error
@@ -73,8 +73,7 @@ int lacuna_client_open(int fd, size_t arena_len, struct lacuna_client **out);
  * make its pool of reply buffers the arena this way. The mapping stays the
  * caller's to unmap, after lacuna_client_close().
  */
-int lacuna_client_open_arena(int fd, int memfd, void *base, size_t len,
-			     struct lacuna_client **out);
+int lacuna_client_open_arena(int fd, int memfd, void *base, size_t len, struct lacuna_client **out);
 void lacuna_client_close(struct lacuna_client *c);
 /* The arena (NULL without one). */
 void *lacuna_client_arena(struct lacuna_client *c, size_t *len);

@@ -33,9 +33,9 @@ static int check_range(int bfd, const struct lacuna_extent *e, uint8_t *tmp)
 			perror("pread backing");
 			return -1;
 		}
-		if (e->kind == LACUNA_SEG_DATA ? memcmp(tmp, e->data + done, n) != 0
-					       : memchr(tmp, 0, n) != tmp ||
-							 (n > 1 && memcmp(tmp, tmp + 1, n - 1))) {
+		if (e->kind == LACUNA_SEG_DATA
+			    ? memcmp(tmp, e->data + done, n) != 0
+			    : memchr(tmp, 0, n) != tmp || (n > 1 && memcmp(tmp, tmp + 1, n - 1))) {
 			fprintf(stderr, "mismatch in %s at %llu+%llu\n",
 				e->kind == LACUNA_SEG_DATA ? "data" : "hole",
 				(unsigned long long)e->offset, (unsigned long long)e->length);
@@ -85,7 +85,8 @@ int main(int argc, char **argv)
 	for (;;) {
 		unsigned int i;
 
-		rc = lacuna_sparse_read(c, fd, off, UINT64_MAX, LACUNA_READ_DATA, chunk, CHUNK, res);
+		rc = lacuna_sparse_read(c, fd, off, UINT64_MAX, LACUNA_READ_DATA, chunk, CHUNK,
+					res);
 		if (rc) {
 			fprintf(stderr, "lacuna_sparse_read at %llu: %s\n", (unsigned long long)off,
 				strerror(-rc));
@@ -99,7 +100,8 @@ int main(int argc, char **argv)
 			const struct lacuna_extent *e = &res->segs[i];
 
 			if (e->kind == LACUNA_SEG_DATA &&
-			    (e->data < (uint8_t *)chunk || e->data + e->length > (uint8_t *)chunk + CHUNK)) {
+			    (e->data < (uint8_t *)chunk ||
+			     e->data + e->length > (uint8_t *)chunk + CHUNK)) {
 				fprintf(stderr, "data not in the pool chunk\n");
 				return 1;
 			}
