@@ -78,7 +78,12 @@ static int lfs_cred_private_fs(void)
 		return -err;
 	}
 	lfs_thread_fs_private = true;
-	lfs_thread_umask = umask(0); /* 0 from main(): read it back unchanged */
+	/*
+	 * The copied fs_struct carries the umask of whichever thread created
+	 * this one (libfuse starts workers from workers): start from a known 0.
+	 */
+	umask(0);
+	lfs_thread_umask = 0;
 	return 0;
 }
 
