@@ -47,172 +47,15 @@
 #include "lacuna/ioctl.h"
 #include "lfs.h"
 #include "lfs_ctl.h"
+#include "srwalk.h"
 #include "log.h"
 
 #define LFS_SR_RETRIES 3
-
-/* where the data of one sparse read goes */
-struct lfs_sr_dest {
-	uint8_t *buf; /* NULL: map only */
-	uint64_t len;
-};
 
 static bool lfs_same_change(const struct stat *a, const struct stat *b)
 {
 	return a->st_size == b->st_size && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
 	       a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
-static int lfs_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t off, bool *unstable)
-{
-	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0) {
-			/* shorter than its map said: changed behind our back */
-			memset(buf, 0, len);
-			*unstable = true;
-			return 0;
-		}
-		buf += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
-static void lfs_sr_add(struct lacuna_sr_hdr *h, struct lacuna_seg *segs, uint32_t kind,
-		       uint64_t off, uint64_t len, uint64_t data_off)
-{
-	struct lacuna_seg *s = h->nsegs ? &segs[h->nsegs - 1] : NULL;
-
-	/*
-	 * Two segments of one kind in a row happen when the map changes
-	 * between our lseeks without any change to the data (pages of an
-	 * unwritten extent cached by our own pread turn it into "data").
-	 * Keep the table alternating: extend the previous one.
-	 */
-	if (s && s->kind == kind && s->offset + s->length == off &&
-	    (kind == LACUNA_SEG_HOLE || s->data_off + s->length == data_off)) {
-		s->length += len;
-		if (kind == LACUNA_SEG_DATA)
-			h->data_bytes += len;
-		else
-			h->hole_bytes += len;
-		return;
-	}
-	s = &segs[h->nsegs++];
-
-	s->offset = off;
-	s->length = len;
-	s->kind = kind;
-	s->pad = 0;
-	s->data_off = kind == LACUNA_SEG_DATA ? data_off : 0;
-	if (kind == LACUNA_SEG_DATA)
-		h->data_bytes += len;
-	else
-		h->hole_bytes += len;
-}
-
-/* One pass of steps 1-4 above. */
-static int lfs_sr_walk(int fd, const struct stat *st, struct lacuna_sr_hdr *h,
-		       struct lacuna_seg *segs, uint32_t maxsegs, const struct lfs_sr_dest *dst,
-		       bool *unstable)
-{
-	uint64_t size = (uint64_t)st->st_size;
-	uint64_t pos = h->offset;
-	uint64_t end = h->length > size - (pos < size ? pos : size) ? size : pos + h->length;
-	uint64_t room = dst->buf ? dst->len : UINT64_MAX, used = 0;
-	bool dense = false;
-	bool at_data = false; /* pos is where SEEK_DATA just landed */
-	unsigned int flips = 0;
-	int rc;
-
-	h->nsegs = 0;
-	h->data_bytes = h->hole_bytes = 0;
-	h->flags = 0;
-	h->file_size = size;
-	if (pos >= size || h->length == 0) {
-		h->next_offset = pos;
-		goto out;
-	}
-	/*
-	 * Allocation covering the size suggests a file without holes, but
-	 * blocks preallocated past EOF and metadata blocks count too: one
-	 * SEEK_HOLE confirms that nothing but data lies ahead.
-	 */
-	if ((uint64_t)st->st_blocks * 512 >= size) {
-		off_t r = lseek(fd, (off_t)pos, SEEK_HOLE);
-
-		dense = r >= 0 && (uint64_t)r >= size;
-		if (dense)
-			h->flags |= LACUNA_SR_DENSE;
-	}
-	while (pos < end && h->nsegs < maxsegs) {
-		uint64_t dstart, dend;
-		off_t r;
-
-		if (dense) {
-			dstart = pos;
-			dend = size;
-		} else {
-			if (!at_data) {
-				r = lseek(fd, (off_t)pos, SEEK_DATA);
-				if (r < 0 && errno != ENXIO)
-					return -errno;
-				dstart = r < 0 ? size : (uint64_t)r;
-				if (dstart > pos) {
-					/* a hole, reported whole even past end */
-					lfs_sr_add(h, segs, LACUNA_SEG_HOLE, pos, dstart - pos, 0);
-					pos = dstart;
-					at_data = pos < size;
-					continue;
-				}
-			}
-			at_data = false;
-			r = lseek(fd, (off_t)pos, SEEK_HOLE);
-			if (r < 0)
-				return -errno;
-			if ((uint64_t)r == pos && pos < size) {
-				/*
-				 * Data a moment ago, a hole now: the cached pages of
-				 * an unwritten extent were dropped. Look again.
-				 */
-				if (++flips > LFS_SR_RETRIES)
-					return -EAGAIN;
-				continue;
-			}
-			dend = (uint64_t)r;
-		}
-		if (dend > end)
-			dend = end;
-		if (dend - pos > room - used)
-			dend = pos + (room - used);
-		if (dend == pos)
-			break; /* no room left for data */
-		if (dst->buf) {
-			rc = lfs_pread_all(fd, dst->buf + used, dend - pos, pos, unstable);
-			if (rc)
-				return rc;
-		}
-		lfs_sr_add(h, segs, LACUNA_SEG_DATA, pos, dend - pos, used);
-		used += dend - pos;
-		pos = dend;
-	}
-	h->next_offset = pos;
-out:
-	if (h->next_offset >= size)
-		h->flags |= LACUNA_SR_EOF;
-	else if (h->next_offset < end)
-		h->flags |= LACUNA_SR_SHORT;
-	if (h->nsegs == 0 && pos < end)
-		return -ENOBUFS;
-	return 0;
 }
 
 /*
@@ -222,7 +65,8 @@ out:
  * completed change left). If the file shrank before we got the lock,
  * lock again from lower down.
  */
-static int lfs_sr_lock(struct lfs_inode *inode, int fd, uint64_t offset, struct rl_range *r)
+static int lfs_sr_lock(struct lfs_inode *inode, int fd, uint64_t offset, struct rl_range *r,
+		       struct stat *st_locked, uint64_t *gen, uint64_t *busy)
 {
 	struct stat st;
 	uint64_t start;
@@ -235,40 +79,48 @@ static int lfs_sr_lock(struct lfs_inode *inode, int fd, uint64_t offset, struct 
 		rc = rl_lock(&inode->rl, r, start, RL_EOF, RL_SHARED, NULL);
 		if (rc)
 			return rc;
+		/* sampled before the fstat, as each pass does (step 5) */
+		*gen = __atomic_load_n(&inode->wgen, __ATOMIC_ACQUIRE);
+		*busy = __atomic_load_n(&inode->wbusy, __ATOMIC_ACQUIRE);
 		if (fstat(fd, &st) < 0) {
 			rc = -errno;
 			rl_unlock(&inode->rl, r);
 			return rc;
 		}
-		if ((uint64_t)st.st_size >= start)
+		if ((uint64_t)st.st_size >= start) {
+			*st_locked = st;
 			return 0;
+		}
 		rl_unlock(&inode->rl, r);
 	}
 }
 
 /* Steps 1-5 under the range lock. */
 static int lfs_sparse_read(struct lfs_inode *inode, int fd, struct lacuna_sr_hdr *h,
-			   struct lacuna_seg *segs, uint32_t maxsegs, const struct lfs_sr_dest *dst)
+			   struct lacuna_seg *segs, uint32_t maxsegs, const struct srw_dest *dst)
 {
 	struct rl_range r;
 	struct stat st0, st1;
-	uint64_t gen0, gen1, busy0, busy1;
+	uint64_t gen0 = 0, gen1, busy0 = 0, busy1;
 	bool unstable = false;
 	unsigned int attempt;
 	int rc;
 
-	rc = lfs_sr_lock(inode, fd, h->offset, &r);
+	/* the fstat taken under the lock starts the first pass */
+	rc = lfs_sr_lock(inode, fd, h->offset, &r, &st0, &gen0, &busy0);
 	if (rc)
 		return rc;
 	for (attempt = 0;; attempt++) {
 		unstable = false;
-		gen0 = __atomic_load_n(&inode->wgen, __ATOMIC_ACQUIRE);
-		busy0 = __atomic_load_n(&inode->wbusy, __ATOMIC_ACQUIRE);
-		if (fstat(fd, &st0) < 0) {
-			rc = -errno;
-			break;
+		if (attempt) {
+			gen0 = __atomic_load_n(&inode->wgen, __ATOMIC_ACQUIRE);
+			busy0 = __atomic_load_n(&inode->wbusy, __ATOMIC_ACQUIRE);
+			if (fstat(fd, &st0) < 0) {
+				rc = -errno;
+				break;
+			}
 		}
-		rc = lfs_sr_walk(fd, &st0, h, segs, maxsegs, dst, &unstable);
+		rc = srw_walk(fd, &st0, h, segs, maxsegs, dst, &unstable);
 		if (rc)
 			break;
 		if (fstat(fd, &st1) < 0) {
@@ -306,7 +158,7 @@ static int lfs_sr_check(const struct lacuna_sr_hdr *h, size_t size)
  * pread at any alignment (an O_DIRECT one is not: reopen without it).
  */
 static int lfs_sr_run(struct lfs_inode *inode, struct lfs_file *f, struct lacuna_sr_hdr *h,
-		      struct lacuna_seg *segs, uint32_t maxsegs, const struct lfs_sr_dest *dst)
+		      struct lacuna_seg *segs, uint32_t maxsegs, const struct srw_dest *dst)
 {
 	int fd, rc;
 
@@ -334,7 +186,7 @@ static void lfs_ioctl_sparse(fuse_req_t req, struct lfs_inode *inode, struct lfs
 			     const void *in_buf, size_t in_bufsz)
 {
 	struct lacuna_sparse_read *sr;
-	struct lfs_sr_dest dst = { NULL, 0 };
+	struct srw_dest dst = { NULL, 0 };
 	struct lfs_reg *reg = NULL;
 	int rc;
 
@@ -375,7 +227,7 @@ static void lfs_ioctl_sparse_inline(fuse_req_t req, struct lfs_inode *inode, str
 				    const void *in_buf)
 {
 	struct lacuna_sparse_read_inline *sr;
-	struct lfs_sr_dest dst;
+	struct srw_dest dst;
 	int rc;
 
 	/* zeroed: the whole struct goes back, data past data_bytes included */

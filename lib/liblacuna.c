@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lacuna/lacuna.h"
+#include "srwalk.h"
 
 struct lacuna_client {
 	struct lacuna_info info;
@@ -338,89 +339,33 @@ out:
 	return rc;
 }
 
-static void lacuna_add(struct lacuna_result *res, uint32_t kind, uint64_t off, uint64_t len,
-		       const uint8_t *data)
+/* Not lacunafs: the daemon's walk (common/srwalk.c), without the lock. */
+static int lacuna_read_fallback(int fd, uint64_t off, uint64_t len, unsigned int how,
+				uint8_t *buf, size_t buflen, struct lacuna_result *res)
 {
-	struct lacuna_extent *e = &res->segs[res->nsegs++];
-
-	e->offset = off;
-	e->length = len;
-	e->kind = kind;
-	e->data = data;
-	if (kind == LACUNA_SEG_DATA)
-		res->data_bytes += len;
-	else
-		res->hole_bytes += len;
-}
-
-/* Not lacunafs: the same walk as the daemon's, without the lock. */
-static int lacuna_read_fallback(int fd, uint64_t off, uint64_t len, unsigned int how, uint8_t *buf,
-				size_t buflen, struct lacuna_result *res)
-{
-	uint64_t size, end, pos = off, used = 0, room;
+	struct srw_dest dst = { how == LACUNA_READ_DATA ? buf : NULL, buflen };
+	struct lacuna_sparse_read *sr;
 	struct stat st;
+	bool unstable = false;
+	int rc;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	size = (uint64_t)st.st_size;
-	room = how == LACUNA_READ_DATA ? buflen : UINT64_MAX;
-	end = pos >= size ? pos : (len > size - pos ? size : pos + len);
-	res->file_size = size;
-	while (pos < end && res->nsegs < LACUNA_SR_MAX_SEGS) {
-		off_t r = lseek(fd, (off_t)pos, SEEK_DATA);
-		uint64_t dend, n;
-
-		if (r < 0 && errno != ENXIO)
-			return -errno;
-		if (r < 0 || (uint64_t)r > pos) {
-			uint64_t hend = r < 0 ? size : (uint64_t)r;
-
-			lacuna_add(res, LACUNA_SEG_HOLE, pos, hend - pos, NULL);
-			pos = hend;
-			continue;
-		}
-		r = lseek(fd, (off_t)pos, SEEK_HOLE);
-		if (r < 0)
-			return -errno;
-		dend = (uint64_t)r < end ? (uint64_t)r : end;
-		if (dend - pos > room - used)
-			dend = pos + (room - used);
-		if (dend == pos)
-			break;
-		n = dend - pos;
-		if (how == LACUNA_READ_DATA) {
-			uint64_t got = 0;
-
-			while (got < n) {
-				ssize_t k =
-					pread(fd, buf + used + got, n - got, (off_t)(pos + got));
-
-				if (k < 0 && errno == EINTR)
-					continue;
-				if (k < 0)
-					return -errno;
-				if (k == 0) {
-					memset(buf + used + got, 0, n - got);
-					break;
-				}
-				got += (uint64_t)k;
-			}
-		}
-		lacuna_add(res, LACUNA_SEG_DATA, pos, n,
-			   how == LACUNA_READ_DATA ? buf + used : NULL);
-		used += n;
-		pos = dend;
+	sr = malloc(sizeof(*sr));
+	if (!sr)
+		return -ENOMEM;
+	lacuna_hdr_init(&sr->h, sizeof(*sr), LACUNA_SR_MAP, off, len);
+	rc = srw_walk(fd, &st, &sr->h, sr->segs, LACUNA_SR_MAX_SEGS, &dst, &unstable);
+	if (!rc) {
+		lacuna_copy_result(res, &sr->h, sr->segs, dst.buf);
+		res->atomic = false;
+		if (unstable)
+			res->flags |= LACUNA_SR_UNSTABLE;
 	}
-	res->next_offset = pos;
-	if (pos >= size)
-		res->flags |= LACUNA_SR_EOF;
-	else if (pos < end)
-		res->flags |= LACUNA_SR_SHORT;
-	if (res->nsegs == 0 && pos < end)
-		return -ENOBUFS;
-	return 0;
+	free(sr);
+	return rc;
 }
 
 int lacuna_sparse_read(struct lacuna_client *c, int fd, uint64_t off, uint64_t len,
