@@ -100,8 +100,8 @@ static int lfs_truncate_fd(fuse_req_t req, struct lfs_inode *inode, int fd, off_
 			rc = -errno;
 			goto out_unlock;
 		}
-		if ((uint64_t)st.st_size >= start || (uint64_t)size <= (uint64_t)st.st_size)
-			break;
+		if ((uint64_t)st.st_size >= start)
+			break;	/* min(current size, size) >= start: the lock covers it */
 		lfs_wunlock(inode, &r);
 	}
 	if (lfs_has_setid(&st)) {
