@@ -24,59 +24,42 @@ static int lfs_xattr_path(fuse_ino_t ino, char *path, size_t len)
 	return 0;
 }
 
-/* Common tail of getxattr and listxattr: size probe or data. */
-static void lfs_reply_xattr_data(fuse_req_t req, ssize_t n, char *buf, size_t size)
+/* getxattr (name) or listxattr (name == NULL): a size probe or the data. */
+static void lfs_xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	char path[64], *buf = NULL;
+	int rc = lfs_xattr_path(ino, path, sizeof(path));
+	ssize_t n;
+
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (size) {
+		buf = malloc(size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	n = name ? getxattr(path, name, buf, size) : listxattr(path, buf, size);
 	if (n < 0)
 		fuse_reply_err(req, errno);
 	else if (size == 0)
 		fuse_reply_xattr(req, (size_t)n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
 }
 
 void lfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	char path[64], *buf = NULL;
-	int rc = lfs_xattr_path(ino, path, sizeof(path));
-	ssize_t n;
-
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	if (size) {
-		buf = malloc(size);
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	}
-	n = getxattr(path, name, buf, size);
-	lfs_reply_xattr_data(req, n, buf, size);
-	free(buf);
+	lfs_xattr_read(req, ino, name, size);
 }
 
 void lfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	char path[64], *buf = NULL;
-	int rc = lfs_xattr_path(ino, path, sizeof(path));
-	ssize_t n;
-
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	if (size) {
-		buf = malloc(size);
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	}
-	n = listxattr(path, buf, size);
-	lfs_reply_xattr_data(req, n, buf, size);
-	free(buf);
+	lfs_xattr_read(req, ino, NULL, size);
 }
 
 void lfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
