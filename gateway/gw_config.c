@@ -602,7 +602,7 @@ int gw_config_from_args(const char *dir, const char *opts, const char *listen,
 	} else if (stat(exp->path, &st) || !S_ISDIR(st.st_mode)) {
 		gw_err_at(&e, 0, "--export %s: not a directory", dir);
 	} else {
-		exp->pseudo = strdup(fsid.kind == GW_FSID_ROOT ? "/" : exp->path);
+		exp->pseudo = strdup("/"); /* DIR is the root of the pseudo filesystem */
 		if (!exp->pseudo)
 			goto out_free_cfg;
 	}
