@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lacunad's server-wide state and the file objects every operation works
+ * on: exports as they run (the directory served, the backing directory
+ * its file handles come from), the NFSv4 pseudo filesystem above them,
+ * file handles and the objects they resolve to, and the per-thread
+ * credentials operations run with.
+ *
+ * Operation
+ * ---------
+ * File handles. A handle names a file by the backing filesystem's own
+ * handle (name_to_handle_at(2) on ext4 or XFS, under the lacunafs mount),
+ * prefixed by the export's id, a 32-bit hash of the exported path:
+ *
+ *   byte 0      GW_FH_VERSION
+ *   byte 1      GW_FH_FILE or GW_FH_PSEUDO
+ *   bytes 2-3   0
+ *   bytes 4-7   export id (GW_FH_FILE) or pseudo node index (GW_FH_PSEUDO)
+ *   bytes 8-11  handle_type of the backing handle
+ *   bytes 12-   f_handle of the backing handle
+ *
+ * Neither lacunad's nor lacunafs's state is part of it, so a handle stays
+ * valid across a restart of either, as long as the export keeps its path
+ * and the backing filesystem its files (what kernel nfsd promises).
+ * Resolving a handle nobody has cached opens the backing file with
+ * open_by_handle_at(2), asks the kernel where it is (its /proc/self/fd
+ * link), and opens the same path under the exported directory (the
+ * lacunafs mount, so I/O goes through the range lock), checking that the
+ * inode is the same. A file that no longer exists, or that lies outside
+ * the export, is NFS4ERR_STALE; a handle that cannot have come from this
+ * server is NFS4ERR_BADHANDLE.
+ *
+ * Objects. struct gw_obj is one file reached through a handle: an O_PATH
+ * fd under the served directory (fd) and one under the backing directory
+ * (bfd, the same fd for a plain export), reference counted and cached in
+ * a hash table keyed by handle, so consecutive COMPOUNDs naming the same
+ * handle resolve it with one lookup. Pseudo directories are objects
+ * without fds.
+ *
+ * Credentials. Operations run on a worker thread whose fsuid, fsgid and
+ * supplementary groups are set to the caller's (after squashing) with the
+ * raw syscalls, which are per thread (glibc's setgroups() would change
+ * every thread). The kernel then checks permissions as it would for a
+ * local user of the lacunafs mount (default_permissions).
+ *
+ * Lock order: gw_srv.cfg_lock, then the object cache lock, then an
+ * object's lock. The state lock (nfs4_state.h) is never held while
+ * taking the object cache lock.
+ */
+#ifndef LACUNA_GW_H
+#define LACUNA_GW_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include "chunk.h"
+#include "xdr.h"
+#include "gw_config.h"
+#include "nfs4.h"
+
+struct nfs4_state;
+
+#define GW_FH_VERSION 1
+#define GW_FH_FILE 1
+#define GW_FH_PSEUDO 2
+#define GW_FH_HDR 12
+#define GW_FH_HANDLE_MAX (NFS4_FHSIZE - GW_FH_HDR)
+
+/* Reply and data sizes offered to clients */
+#define GW_IO_MAX (1024 * 1024) /* maxread, maxwrite */
+#define GW_PSEUDO_MAX 64	/* nodes of the pseudo filesystem */
+
+struct gw_fh {
+	uint32_t len;
+	uint8_t data[NFS4_FHSIZE];
+};
+
+/* One export as it runs. Never freed while the server runs (reloads keep it). */
+struct gw_xport {
+	uint32_t id;		/* hash of cfg path: bytes 4-7 of its handles */
+	char *path;		/* exported directory (normally a lacunafs mount) */
+	char *back_path;	/* backing directory: realpath, no trailing '/' */
+	size_t back_len;
+	bool lacunafs;		/* path is (inside) a lacunafs mount */
+	int fd;			/* O_PATH of path */
+	int bfd;		/* O_PATH of back_path (== fd for a plain export) */
+	uint64_t fsid_major, fsid_minor;
+	struct gw_fh root_fh;
+	uint64_t root_ino;	/* fileid of the export root */
+	int pseudo_node;	/* pseudo node it is mounted on (-1: it is the pseudo root) */
+	int cfg_idx;		/* index in gw.cfg->exports, -1 when no longer configured */
+};
+
+/*
+ * A node of the pseudo filesystem: a directory on the way to an export,
+ * or the place an export is mounted (xport >= 0: LOOKUP of it gives the
+ * export's root). Node 0 is the root, unless an export is the root
+ * (pseudo path "/"): then npseudo is 0 and PUTROOTFH gives that export.
+ */
+struct gw_pseudo {
+	char name[NFS4_NAME_MAX + 1]; /* "" for the root */
+	uint32_t parent;	      /* index; the root is its own parent */
+	int xport;		      /* index in gw.xports of the export mounted here, or -1 */
+	uint64_t fileid;
+	struct gw_fh fh;
+};
+
+struct gw_obj {
+	atomic_uint refs;
+	struct gw_obj *hnext; /* hash chain (cache lock) */
+	struct gw_fh fh;
+	uint32_t hash;
+	struct gw_xport *xp; /* NULL for a pseudo directory */
+	int pseudo;	     /* pseudo node index, or -1 */
+	int fd;		     /* O_PATH under xp->path (-1 for pseudo) */
+	int bfd;	     /* O_PATH under xp->back_path (may equal fd) */
+	mode_t type;	     /* S_IFMT bits */
+	uint64_t fileid;
+	pthread_mutex_t lock; /* guards the fields below */
+	int rfd;	      /* cached O_RDONLY fd for stateless reads, or -1 */
+	uint64_t lru;
+};
+
+/* Counters an operator sees (lacunad --stats / the stats file). */
+struct gw_stats {
+	atomic_ullong ops[NFS4_OP_LAST + 1];
+	atomic_ullong op_errors[NFS4_OP_LAST + 1];
+	atomic_ullong compounds;
+	atomic_ullong rpc_null, rpc_rejected, rpc_garbage;
+	atomic_ullong conns_accepted, conns_open, conns_dropped;
+	atomic_ullong bytes_in, bytes_out;
+	atomic_ullong read_bytes, write_bytes;
+};
+
+struct gw_srv {
+	pthread_rwlock_t cfg_lock; /* guards cfg and the export/pseudo tables */
+	struct gw_config *cfg;
+	struct gw_xport **xports; /* every export ever configured */
+	size_t nxports;
+	struct gw_pseudo pseudo[GW_PSEUDO_MAX];
+	uint32_t npseudo;
+	struct chunk_pool *pool;  /* large chunks: records of WRITEs, READ data, replies */
+	struct chunk_pool *small; /* small chunks: records of small calls */
+	uint8_t write_verf[NFS4_VERIFIER_SIZE]; /* changes on every start */
+	uint64_t boot_ns;
+	struct nfs4_state *state;
+	struct gw_stats stats;
+	atomic_bool stopping;
+};
+
+extern struct gw_srv gw;
+
+/* ---------------------------------------------------------------- exports (gw_export.c) */
+
+/* Open the exports of @cfg and build the pseudo filesystem (cfg_lock held for writing). */
+int gw_exports_load(struct gw_srv *s, struct gw_config *cfg);
+/* The export with id @id, NULL if none is configured now (cfg_lock held). */
+struct gw_xport *gw_xport_find(struct gw_srv *s, uint32_t id);
+/* Its configuration entry, NULL when no longer configured (cfg_lock held). */
+const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xport *xp);
+
+/* ---------------------------------------------------------------- objects (gw_obj.c) */
+
+int gw_obj_init(void);
+void gw_obj_fini(void);
+/*
+ * The object a handle names, with a reference: 0, -EBADF (a handle this
+ * server cannot have made: NFS4ERR_BADHANDLE), -ESTALE, or another -errno.
+ * cfg_lock held (read).
+ */
+int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out);
+/* The root of the pseudo filesystem (PUTROOTFH), with a reference. */
+struct gw_obj *gw_obj_root(struct gw_srv *s);
+/*
+ * @name in directory @dir, with a reference; crossing from a pseudo
+ * directory into an export. -ENOENT, -ENOTDIR, -EACCES... Runs with the
+ * caller's credentials. cfg_lock held (read).
+ */
+int gw_obj_lookup(struct gw_srv *s, struct gw_obj *dir, const char *name, struct gw_obj **out);
+/* The parent of @dir (LOOKUPP): -ENOENT at the pseudo root. */
+int gw_obj_parent(struct gw_srv *s, struct gw_obj *dir, struct gw_obj **out);
+struct gw_obj *gw_obj_get(struct gw_obj *o);
+void gw_obj_put(struct gw_obj *o);
+/* Drop @name of @dir from the cache after a REMOVE or RENAME (optional). */
+void gw_obj_forget(struct gw_obj *o);
+/* Drop the pseudo directories from the cache (before the tree is rebuilt). */
+void gw_obj_flush_pseudo(void);
+/* stat of the object (pseudo directories get a synthetic one). */
+int gw_obj_stat(struct gw_srv *s, struct gw_obj *o, struct stat *st);
+int gw_obj_statfs(struct gw_obj *o, struct statfs *sf);
+/* A new fd for I/O on @o, opened with @flags (O_RDONLY, O_RDWR...): caller closes it. */
+int gw_obj_open(struct gw_obj *o, int flags);
+/* The path "/proc/self/fd/N" of @o's O_PATH fd, for calls that take a path. */
+void gw_obj_procpath(const struct gw_obj *o, char buf[32]);
+/* Is @o a pseudo directory? */
+static inline bool gw_obj_is_pseudo(const struct gw_obj *o)
+{
+	return o->xp == NULL;
+}
+
+/* ---------------------------------------------------------------- credentials (gw_cred.c) */
+
+/* Run this thread's filesystem calls as @cred (NULL: as root again). */
+int gw_cred_enter(const struct gw_cred *cred);
+void gw_cred_leave(void);
+
+/* ---------------------------------------------------------------- errors (nfs4_errno.c) */
+
+/* The one errno -> nfsstat4 table (positive or negative errno). */
+uint32_t nfs4_errno(int err);
+const char *nfs4_status_name(uint32_t status);
+
+#endif

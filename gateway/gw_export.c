@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Exports as lacunad runs them: for each configured export, the
+ * directory served (normally a lacunafs mount, so every I/O takes the
+ * range lock) and the backing directory under it whose filesystem gives
+ * the file handles (gw.h explains the handles); and the NFSv4 pseudo
+ * filesystem that leads from the root to every export.
+ *
+ * A lacunafs mount is recognized in /proc/self/mountinfo by its type
+ * "fuse.lacunafs"; its source field is the backing directory (lacunafs
+ * mounts with fsname=BACKING). An exported directory inside a lacunafs
+ * mount maps to the same relative path under the backing directory.
+ *
+ * Exports are identified by a hash of their path, so handles survive
+ * restarts and reloads; an export that a reload removes stays in the
+ * table (its fds open) but is marked unconfigured, and its handles
+ * become stale.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "gw.h"
+#include "log.h"
+
+struct gw_srv gw = { .cfg_lock = PTHREAD_RWLOCK_INITIALIZER };
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h ? h : 1;
+}
+
+/* Undo mountinfo's octal escapes (\040 for a space...) in place. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+static bool path_under(const char *path, const char *mnt)
+{
+	size_t n = strlen(mnt);
+
+	if (strcmp(mnt, "/") == 0)
+		return true;
+	return strncmp(path, mnt, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * The mount holding @real (a realpath): its mount point, type and source.
+ * Later lines of mountinfo are mounted over earlier ones.
+ */
+static int find_mount(const char *real, char *mnt, char *type, char *src, size_t size)
+{
+	char *line = NULL;
+	size_t cap = 0, best = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int found = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *fields[12], *sep, *save = NULL, *tok;
+		int n = 0;
+
+		for (tok = strtok_r(line, " \n", &save); tok && n < 12;
+		     tok = strtok_r(NULL, " \n", &save))
+			fields[n++] = tok;
+		/* id parent maj:min root mountpoint opts [optional...] - type source superopts */
+		if (n < 7)
+			continue;
+		unescape(fields[4]);
+		if (!path_under(real, fields[4]) || strlen(fields[4]) < best)
+			continue;
+		sep = NULL;
+		for (int i = 5; i < n; i++)
+			if (strcmp(fields[i], "-") == 0) {
+				sep = fields[i];
+				if (i + 2 < n) {
+					best = strlen(fields[4]);
+					snprintf(mnt, size, "%s", fields[4]);
+					snprintf(type, size, "%s", fields[i + 1]);
+					unescape(fields[i + 2]);
+					snprintf(src, size, "%s", fields[i + 2]);
+					found = 1;
+				}
+				break;
+			}
+		(void)sep;
+	}
+	free(line);
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+static int make_root_fh(struct gw_xport *xp, struct stat *st)
+{
+	struct {
+		struct file_handle fh;
+		uint8_t buf[GW_FH_HANDLE_MAX];
+	} h;
+	int mnt_id;
+
+	h.fh.handle_bytes = GW_FH_HANDLE_MAX;
+	if (name_to_handle_at(xp->bfd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0) {
+		int err = -errno;
+
+		log_err("%s: name_to_handle_at: %s (the backing filesystem must support file handles)",
+			xp->back_path, strerror(errno));
+		return err;
+	}
+	xp->root_fh.data[0] = GW_FH_VERSION;
+	xp->root_fh.data[1] = GW_FH_FILE;
+	xp->root_fh.data[2] = xp->root_fh.data[3] = 0;
+	xdr_put_u32(xp->root_fh.data + 4, xp->id);
+	xdr_put_u32(xp->root_fh.data + 8, (uint32_t)h.fh.handle_type);
+	memcpy(xp->root_fh.data + GW_FH_HDR, h.fh.f_handle, h.fh.handle_bytes);
+	xp->root_fh.len = GW_FH_HDR + h.fh.handle_bytes;
+	xp->root_ino = st->st_ino;
+	return 0;
+}
+
+static int xport_open(struct gw_xport *xp, const struct gw_export *e)
+{
+	char real[PATH_MAX], mnt[PATH_MAX], type[PATH_MAX], src[PATH_MAX];
+	struct stat st, bst;
+	int err;
+
+	xp->fd = xp->bfd = -1;
+	if (!realpath(e->path, real)) {
+		err = -errno;
+		log_err("%s: realpath: %s", e->path, strerror(errno));
+		return err;
+	}
+	xp->path = strdup(real);
+	xp->fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (!xp->path || xp->fd < 0) {
+		err = xp->path ? -errno : -ENOMEM;
+		log_err("%s: open: %s", real, strerror(-err));
+		return err;
+	}
+	if (find_mount(real, mnt, type, src, sizeof(mnt)) == 0 &&
+	    strcmp(type, "fuse.lacunafs") == 0 && src[0] == '/') {
+		char back[PATH_MAX * 2];
+
+		snprintf(back, sizeof(back), "%s%s", src,
+			 strcmp(mnt, "/") ? real + strlen(mnt) : real);
+		xp->lacunafs = true;
+		xp->back_path = realpath(back, NULL);
+		if (!xp->back_path) {
+			err = -errno;
+			log_err("%s: lacunafs over %s: realpath(%s): %s", real, src, back,
+				strerror(errno));
+			return err;
+		}
+		xp->bfd = open(xp->back_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (xp->bfd < 0) {
+			err = -errno;
+			log_err("%s: open: %s", xp->back_path, strerror(errno));
+			return err;
+		}
+	} else {
+		xp->back_path = strdup(real);
+		if (!xp->back_path)
+			return -ENOMEM;
+		xp->bfd = xp->fd;
+	}
+	xp->back_len = strlen(xp->back_path);
+	if (xp->back_len == 1)
+		xp->back_len = 0; /* "/": every absolute path is under it */
+	if (fstat(xp->fd, &st) < 0 || fstat(xp->bfd, &bst) < 0) {
+		err = -errno;
+		log_err("%s: fstat: %s", real, strerror(errno));
+		return err;
+	}
+	if (st.st_ino != bst.st_ino) {
+		log_err("%s: not the same directory as its backing %s", real, xp->back_path);
+		return -EXDEV;
+	}
+	switch (e->fsid_kind) {
+	case GW_FSID_NUM:
+		xp->fsid_major = e->fsid;
+		xp->fsid_minor = 0;
+		break;
+	case GW_FSID_ROOT:
+		xp->fsid_major = xp->fsid_minor = 0;
+		break;
+	default:
+		xp->fsid_major = major(bst.st_dev);
+		xp->fsid_minor = minor(bst.st_dev);
+		break;
+	}
+	err = make_root_fh(xp, &bst);
+	if (err)
+		return err;
+	log_info("export %s%s%s (id %08x)", real, xp->lacunafs ? ": lacunafs over " : "",
+		 xp->lacunafs ? xp->back_path : ": plain directory, sparse reads not atomic",
+		 xp->id);
+	return 0;
+}
+
+static void xport_free(struct gw_xport *xp)
+{
+	if (xp->bfd >= 0 && xp->bfd != xp->fd)
+		close(xp->bfd);
+	if (xp->fd >= 0)
+		close(xp->fd);
+	free(xp->path);
+	free(xp->back_path);
+	free(xp);
+}
+
+struct gw_xport *gw_xport_find(struct gw_srv *s, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < s->nxports; i++)
+		if (s->xports[i]->id == id)
+			return s->xports[i]->cfg_idx >= 0 ? s->xports[i] : NULL;
+	return NULL;
+}
+
+const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xport *xp)
+{
+	if (xp->cfg_idx < 0 || (size_t)xp->cfg_idx >= s->cfg->nexports)
+		return NULL;
+	return &s->cfg->exports[xp->cfg_idx];
+}
+
+static int pseudo_add(struct gw_srv *s, uint32_t parent, const char *name, size_t len)
+{
+	struct gw_pseudo *p;
+	uint32_t i;
+	char path_hash_src[PATH_MAX];
+
+	for (i = 1; i < s->npseudo; i++)
+		if (s->pseudo[i].parent == parent && strlen(s->pseudo[i].name) == len &&
+		    !memcmp(s->pseudo[i].name, name, len))
+			return (int)i;
+	if (s->npseudo == GW_PSEUDO_MAX || len > NFS4_NAME_MAX)
+		return -ENOSPC;
+	p = &s->pseudo[s->npseudo];
+	memset(p, 0, sizeof(*p));
+	memcpy(p->name, name, len);
+	p->parent = parent;
+	p->xport = -1;
+	p->fileid = s->npseudo + 1;
+	snprintf(path_hash_src, sizeof(path_hash_src), "%u/%s", parent, p->name);
+	p->fh.data[0] = GW_FH_VERSION;
+	p->fh.data[1] = GW_FH_PSEUDO;
+	xdr_put_u32(p->fh.data + 4, s->npseudo);
+	xdr_put_u32(p->fh.data + 8, fnv1a(path_hash_src) ^ (uint32_t)s->pseudo[parent].fileid);
+	p->fh.len = GW_FH_HDR;
+	return (int)s->npseudo++;
+}
+
+/* Build the pseudo tree: every component of every export's pseudo path is a node. */
+static int pseudo_build(struct gw_srv *s)
+{
+	size_t i;
+
+	s->npseudo = 0;
+	for (i = 0; i < s->nxports; i++)
+		if (s->xports[i]->cfg_idx >= 0 &&
+		    strcmp(s->cfg->exports[s->xports[i]->cfg_idx].pseudo, "/") == 0) {
+			s->xports[i]->pseudo_node = -1; /* this export is the root */
+			return 0;
+		}
+	s->npseudo = 1;
+	memset(&s->pseudo[0], 0, sizeof(s->pseudo[0]));
+	s->pseudo[0].xport = -1;
+	s->pseudo[0].fileid = 1;
+	s->pseudo[0].fh.data[0] = GW_FH_VERSION;
+	s->pseudo[0].fh.data[1] = GW_FH_PSEUDO;
+	s->pseudo[0].fh.len = GW_FH_HDR;
+	for (i = 0; i < s->nxports; i++) {
+		struct gw_xport *xp = s->xports[i];
+		const char *p;
+		int node = 0;
+
+		if (xp->cfg_idx < 0)
+			continue;
+		p = s->cfg->exports[xp->cfg_idx].pseudo;
+		while (*p) {
+			size_t len;
+
+			while (*p == '/')
+				p++;
+			len = strcspn(p, "/");
+			if (!len)
+				break;
+			node = pseudo_add(s, (uint32_t)node, p, len);
+			if (node < 0) {
+				log_err("%s: the pseudo filesystem is full (%d nodes)", xp->path,
+					GW_PSEUDO_MAX);
+				return node;
+			}
+			p += len;
+		}
+		s->pseudo[node].xport = (int)i;
+		xp->pseudo_node = node;
+	}
+	return 0;
+}
+
+int gw_exports_load(struct gw_srv *s, struct gw_config *cfg)
+{
+	size_t i, j;
+	int err;
+
+	for (j = 0; j < s->nxports; j++)
+		s->xports[j]->cfg_idx = -1;
+	for (i = 0; i < cfg->nexports; i++) {
+		uint32_t id = fnv1a(cfg->exports[i].path);
+		struct gw_xport *xp = NULL, **nx;
+
+		for (j = 0; j < s->nxports; j++)
+			if (s->xports[j]->id == id)
+				xp = s->xports[j];
+		if (xp) {
+			xp->cfg_idx = (int)i;
+			continue;
+		}
+		xp = calloc(1, sizeof(*xp));
+		if (!xp)
+			return -ENOMEM;
+		xp->id = id;
+		err = xport_open(xp, &cfg->exports[i]);
+		if (err) {
+			xport_free(xp);
+			return err;
+		}
+		nx = realloc(s->xports, (s->nxports + 1) * sizeof(*nx));
+		if (!nx) {
+			xport_free(xp);
+			return -ENOMEM;
+		}
+		s->xports = nx;
+		xp->cfg_idx = (int)i;
+		s->xports[s->nxports++] = xp;
+	}
+	s->cfg = cfg;
+	return pseudo_build(s);
+}

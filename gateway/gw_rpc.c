@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * RPC processing of one call record, whatever transport it came on:
+ * classify it (common/rpc.c decides every RPC-level error), answer NULL,
+ * and run COMPOUND through the NFSv4 engine. The reply is built in place
+ * in req->reply, record mark first on a stream.
+ *
+ * A reply that cannot be built (the pool is exhausted) is replaced by
+ * SYSTEM_ERR; if even that fails nothing is sent and the client
+ * retransmits.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gw_xprt.h"
+#include "log.h"
+#include "nfs4_compound.h"
+
+static const struct rpc_program gw_programs[] = {
+	{
+		.prog = NFS4_PROGRAM,
+		.vers_low = NFS4_VERSION,
+		.vers_high = NFS4_VERSION,
+		.nprocs = 2,
+		.flavors = RPC_FLAVOR_BIT(RPC_AUTH_NONE) | RPC_FLAVOR_BIT(RPC_AUTH_SYS),
+	},
+};
+
+static void cred_of_call(const struct rpc_call *call, struct gw_cred *cred)
+{
+	memset(cred, 0, sizeof(*cred));
+	if (call->cred_flavor == RPC_AUTH_SYS) {
+		cred->uid = call->sys.uid;
+		cred->gid = call->sys.gid;
+		cred->ngroups = call->sys.ngids;
+		memcpy(cred->groups, call->sys.gids, call->sys.ngids * sizeof(uint32_t));
+	} else {
+		cred->uid = GW_ANON_ID;
+		cred->gid = GW_ANON_ID;
+	}
+}
+
+static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *call)
+{
+	struct nfs4_compound c;
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	c.srv = s;
+	c.conn = req->conn;
+	c.call = call;
+	c.out = &req->reply;
+	c.resp_max = req->reply_max;
+	c.req_len = req->len;
+	c.flavor = call->cred_flavor;
+	cred_of_call(call, &c.wire_cred);
+	c.cred = c.wire_cred;
+
+	err = rpc_enc_accepted(&req->reply, call->xid, RPC_SUCCESS);
+	if (err)
+		return err;
+	atomic_fetch_add_explicit(&s->stats.compounds, 1, memory_order_relaxed);
+	return nfs4_compound_run(&c, &call->args);
+}
+
+static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm)
+{
+	struct rpc_call call;
+	int err = 0;
+
+	if (req->stream) {
+		err = rpc_rm_begin(&req->reply, rm);
+		if (err)
+			return err;
+	}
+	switch (rpc_classify(req->rec, req->len, gw_programs, 1, &call)) {
+	case RPC_V_DROP:
+	case RPC_V_REPLY: /* no backchannel calls are made, so no reply is expected */
+		xdr_out_release(&req->reply);
+		return -ENOMSG;
+	case RPC_V_REJECT:
+		atomic_fetch_add_explicit(&s->stats.rpc_rejected, 1, memory_order_relaxed);
+		err = rpc_enc_reject(&req->reply, &call);
+		break;
+	case RPC_V_DISPATCH:
+		if (call.proc == NFS4_PROC_NULL) {
+			atomic_fetch_add_explicit(&s->stats.rpc_null, 1, memory_order_relaxed);
+			err = rpc_enc_accepted(&req->reply, call.xid, RPC_SUCCESS);
+			break;
+		}
+		err = run_compound(s, req, &call);
+		if (err == -EBADMSG) {
+			/* the COMPOUND header itself is not XDR: start over with GARBAGE_ARGS */
+			atomic_fetch_add_explicit(&s->stats.rpc_garbage, 1, memory_order_relaxed);
+			xdr_out_release(&req->reply);
+			if (req->stream && (err = rpc_rm_begin(&req->reply, rm)))
+				return err;
+			err = rpc_enc_accepted(&req->reply, call.xid, RPC_GARBAGE_ARGS);
+		}
+		break;
+	}
+	if (!err && req->reply.err)
+		err = req->reply.err;
+	if (err) {
+		log_debug("rpc: reply to xid %#x could not be built: %s", call.xid, strerror(-err));
+		xdr_out_release(&req->reply);
+		if (req->stream && rpc_rm_begin(&req->reply, rm))
+			return err;
+		if (rpc_enc_accepted(&req->reply, call.xid, RPC_SYSTEM_ERR) || req->reply.err)
+			return err;
+	}
+	return 0;
+}
+
+void gw_rpc_process(struct gw_srv *s, struct gw_req *req)
+{
+	struct xdr_mark rm;
+
+	xdr_out_init(&req->reply, req->carver, req->reply_max);
+	if (build_reply(s, req, &rm)) {
+		xdr_out_release(&req->reply);
+		return;
+	}
+	if (req->stream && rpc_rm_end(&req->reply, &rm)) {
+		xdr_out_release(&req->reply);
+		return;
+	}
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Private to the TCP transport: the event loop's state (gw_tcp.c) and
+ * the connections it serves (gw_tcp_conn.c). How they work together is
+ * described at the top of gw_tcp.c. Everything here is used by the loop
+ * thread only, so nothing is locked.
+ */
+#ifndef LACUNA_GW_TCP_H
+#define LACUNA_GW_TCP_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "gw_worker.h"
+#include "rpc.h"
+
+#define GW_TCP_BUF_SIZE (64 * 1024) /* provided receive buffers */
+#define GW_TCP_BUF_COUNT 128	    /* a power of two */
+#define GW_TCP_BGID 7
+#define GW_TCP_INFLIGHT_MAX 128		    /* requests out per connection */
+#define GW_TCP_LARGE_CAP 16		    /* large chunks per connection */
+#define GW_TCP_SEND_IOV 64		    /* >= XDR_OUT_SEGS_MAX */
+#define GW_TCP_SPILL_MAX (64 * 1024 * 1024) /* bytes set aside while stalled */
+#define GW_TCP_POOL_LOG_SEC 60
+#define GW_TCP_RECORDS_SHARE 4 /* records take at most 3/4 of the large pool */
+
+/* user_data: loop operations are small numbers, connection ones a tagged pointer */
+enum {
+	GW_TCP_UD_ACCEPT = 1,
+	GW_TCP_UD_WAKE,
+	GW_TCP_UD_TICK,
+	GW_TCP_UD_CANCEL, /* cancelling the accept */
+	GW_TCP_UD_PTR_MIN = 4096,
+};
+enum { GW_TCP_OP_RECV, GW_TCP_OP_SEND, GW_TCP_OP_CANCEL, GW_TCP_OP_MASK = 3 };
+
+/* Why a connection does not receive. */
+enum gw_stall { GW_STALL_NONE, GW_STALL_INFLIGHT, GW_STALL_OWNER, GW_STALL_POOL };
+
+struct gw_list {
+	struct gw_list *prev, *next;
+};
+
+static inline void gw_list_init(struct gw_list *l)
+{
+	l->prev = l->next = l;
+}
+
+static inline bool gw_list_empty(const struct gw_list *l)
+{
+	return l->next == l;
+}
+
+static inline void gw_list_add_tail(struct gw_list *l, struct gw_list *e)
+{
+	e->prev = l->prev;
+	e->next = l;
+	l->prev->next = e;
+	l->prev = e;
+}
+
+static inline void gw_list_del(struct gw_list *e)
+{
+	e->prev->next = e->next;
+	e->next->prev = e->prev;
+	gw_list_init(e);
+}
+
+#define gw_conn_of(l, field) ((struct gw_conn *)((char *)(l)-offsetof(struct gw_conn, field)))
+
+struct gw_tcp_req;
+
+struct gw_conn {
+	struct gw_conn_info info; /* constant; workers read it */
+	int fd;
+	unsigned int ops;  /* io_uring operations naming this connection */
+	unsigned int nreq; /* requests not finished */
+	uint32_t rec_max;  /* max_record when accepted */
+	bool recv_armed, cancel_pending, nobuf;
+	bool rd_eof, closing, kicked, send_busy;
+	enum gw_stall stall;
+
+	/* receiving: the mark starting a record, then the record */
+	uint8_t mark[4];
+	uint8_t mark_got;
+	struct rpc_rec rec; /* rec.buf NULL: between records */
+	struct chunk_pool *rec_pool;
+	struct chunk_owner own_large, own_small;
+	uint8_t *spill; /* bytes received while stalled */
+	size_t spill_off, spill_len, spill_cap;
+
+	/* sending: replies in order, the head being sent */
+	struct gw_tcp_req *sq_head, *sq_tail;
+	size_t sent; /* bytes of the head sent */
+	struct msghdr msg;
+	struct iovec *iov; /* GW_TCP_SEND_IOV, allocated on first send */
+
+	struct gw_list all, kick, pwait; /* pwait: waiting for pool chunks */
+};
+
+/* One record, from the loop to a worker and back. */
+struct gw_tcp_req {
+	struct gw_work w; /* first: the pool hands back this pointer */
+	struct gw_conn *conn;
+	void *rec; /* the record's chunk */
+	struct chunk_pool *pool;
+	struct gw_tcp_req *snext;
+};
+
+/* The loop's state. */
+struct gw_tcp {
+	struct gw_srv *srv;
+	int lfd;
+	struct io_uring ring;
+	bool ring_ok;
+	struct io_uring_buf_ring *br;
+	uint8_t *bufs;
+	unsigned int br_added; /* buffers returned since the last advance */
+	struct gw_workers *workers;
+	struct gw_list all, kick, pwait;
+	unsigned int nconns;
+	uint64_t next_id;
+	bool accept_armed, accept_retry, stopping, forced;
+	bool freed; /* requests finished (chunks back) since the last flush */
+	struct timespec deadline;
+	uint64_t wake_val;
+	struct __kernel_timespec tick;
+	struct gw_work *batch_head, *batch_tail; /* records for the workers */
+	unsigned int batch_n;
+	struct chunk_pool *large, *small;
+	size_t large_size, small_size;
+	unsigned int large_recs, large_recs_max; /* large chunks holding records */
+	time_t pool_logged;
+};
+
+extern struct gw_tcp gw_tcp;
+
+/* gw_tcp.c */
+struct io_uring_sqe *gw_tcp_sqe(void);
+const char *gw_tcp_addr(const struct sockaddr_storage *ss, char *buf, size_t size);
+
+/* gw_tcp_conn.c */
+void gw_conn_new(int fd);
+void gw_conn_kick(struct gw_conn *c);
+void gw_conn_close(struct gw_conn *c, bool dropped, const char *why);
+/* A completion of operation @op (GW_TCP_OP_*) on @c. */
+void gw_conn_cqe(struct gw_conn *c, unsigned int op, const struct io_uring_cqe *cqe);
+/* Settle every kicked connection, retry the pool waiters; see gw_tcp.c. */
+void gw_conn_settle_kicked(void);
+/* Resume connections waiting for pool chunks: all, or until one stalls again. */
+void gw_conn_resume_pool_waiters(bool all);
+/* Requests back from the workers: queue their replies. */
+void gw_tcp_take_replies(void);
+void gw_tcp_buf_return(unsigned int bid);
+
+#endif

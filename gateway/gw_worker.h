@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lacunad's worker pool, shared by its transports.
+ *
+ * A transport hands whole RPC records to the pool as struct gw_work
+ * (embedded in its own per-request object); a worker thread runs
+ * gw_rpc_process() on each with its own xdr_carver over gw.pool, puts
+ * the finished work on a done list and, when that list was empty, calls
+ * the transport's notify callback so the transport's event loop picks
+ * the replies up with gw_workers_done(). Work is processed in any order
+ * and by any worker; the transport keeps what it needs to put replies
+ * back in order (nothing, for RPC).
+ *
+ * Threads: gw_workers_push() and gw_workers_done() may be called from
+ * any thread (in practice the transport's loop); the notify callback runs
+ * on a worker thread and must not block. Worker threads block every
+ * signal, so signals go to the threads that expect them.
+ */
+#ifndef LACUNA_GW_WORKER_H
+#define LACUNA_GW_WORKER_H
+
+#include "gw.h"
+#include "gw_xprt.h"
+
+/* One request travelling through the pool. */
+struct gw_work {
+	struct gw_req req;
+	struct gw_work *next; /* on the pool's lists: the pool's while queued */
+};
+
+struct gw_workers;
+
+/* Called (on a worker thread) when the done list becomes non-empty. */
+typedef void gw_workers_notify_fn(void *arg);
+
+/*
+ * Start @nthreads workers (0: one per online CPU, at least 2; capped at
+ * GW_THREADS_MAX). 0 or -errno (logged).
+ */
+int gw_workers_start(struct gw_workers **out, struct gw_srv *s, unsigned int nthreads,
+		     gw_workers_notify_fn *notify, void *arg);
+/* Queue the @n works of the list @head..@tail (linked through next). */
+void gw_workers_push(struct gw_workers *w, struct gw_work *head, struct gw_work *tail,
+		     unsigned int n);
+/* Take every finished work, oldest first (NULL: none). */
+struct gw_work *gw_workers_done(struct gw_workers *w);
+/*
+ * Let the workers finish what is queued, join them and free the pool.
+ * Finished work not yet taken is dropped from the pool's lists, not
+ * freed: take it with gw_workers_done() first.
+ */
+void gw_workers_stop(struct gw_workers *w);
+
+#endif

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lacunad: the NFSv4.0/4.1/4.2 server that exports lacunafs mounts.
+ *
+ * Start-up builds the configuration (a file, or one export from the
+ * command line), opens the exports, maps the chunk pools, and runs the
+ * TCP transport on the main thread. Signals are blocked in every thread
+ * and taken by one signal thread with sigtimedwait(): SIGTERM and SIGINT
+ * stop the server (the transport drains in-flight requests and exits),
+ * SIGHUP reloads the configuration file (a file with errors is refused
+ * and the old one kept), and once a second the statistics file is
+ * rewritten when one is configured.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw_xprt.h"
+#include "log.h"
+#include "nfs4_state.h"
+
+#define GW_CHUNK_SIZE (1024 * 1024 + 64 * 1024)
+#define GW_CHUNKS 512
+#define GW_SMALL_CHUNK_SIZE (64 * 1024)
+#define GW_SMALL_CHUNKS 2048
+
+static struct gw_cli cli;
+static sigset_t sigs;
+
+static void print_err(void *arg, const char *msg)
+{
+	(void)arg;
+	log_err("%s", msg);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void reload(void)
+{
+	struct gw_config *cfg, *old;
+	int err;
+
+	if (cli.export_dir) {
+		log_info("SIGHUP: one-export mode has no configuration file to reload");
+		return;
+	}
+	err = gw_config_from_cli(&cli, &cfg, print_err, NULL);
+	if (!err)
+		err = gw_config_check_paths(cfg, print_err, NULL);
+	if (err) {
+		log_err("reload: configuration refused, keeping the one in use");
+		if (cfg)
+			gw_config_free(cfg);
+		return;
+	}
+	pthread_rwlock_wrlock(&gw.cfg_lock);
+	old = gw.cfg;
+	gw_obj_flush_pseudo();
+	err = gw_exports_load(&gw, cfg);
+	if (err) {
+		gw_exports_load(&gw, old);
+		pthread_rwlock_unlock(&gw.cfg_lock);
+		gw_config_free(cfg);
+		log_err("reload: exports could not be opened, keeping the configuration in use");
+		return;
+	}
+	pthread_rwlock_unlock(&gw.cfg_lock);
+	gw_config_free(old);
+	log_info("reloaded %s: %zu export(s)", cfg->source, cfg->nexports);
+}
+
+static void write_stats(const char *path)
+{
+	struct nfs4_state_stats ss;
+	char tmp[4096 + 8];
+	FILE *f;
+	unsigned int i;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	nfs4_state_get_stats(&gw, &ss);
+	fprintf(f, "compounds %llu\nrpc_null %llu\nrpc_rejected %llu\nrpc_garbage %llu\n",
+		gw.stats.compounds, gw.stats.rpc_null, gw.stats.rpc_rejected,
+		gw.stats.rpc_garbage);
+	fprintf(f, "conns_accepted %llu\nconns_open %llu\nconns_dropped %llu\n",
+		gw.stats.conns_accepted, gw.stats.conns_open, gw.stats.conns_dropped);
+	fprintf(f, "bytes_in %llu\nbytes_out %llu\nread_bytes %llu\nwrite_bytes %llu\n",
+		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes,
+		gw.stats.write_bytes);
+	fprintf(f, "clients %u\nsessions %u\nopens %u\nlocks %u\n", ss.clients, ss.sessions,
+		ss.opens, ss.locks);
+	for (i = 0; i <= NFS4_OP_LAST; i++)
+		if (gw.stats.ops[i])
+			fprintf(f, "op %s %llu errors %llu\n", nfs4_ops[i].name + 3,
+				gw.stats.ops[i], gw.stats.op_errors[i]);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
+static void *signal_thread(void *arg)
+{
+	struct timespec tick = { .tv_sec = 1 };
+
+	(void)arg;
+	for (;;) {
+		int sig = sigtimedwait(&sigs, NULL, &tick);
+
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_info("%s: draining and stopping", strsignal(sig));
+			atomic_store(&gw.stopping, true);
+			gw_tcp_wake();
+			return NULL;
+		}
+		if (sig == SIGHUP)
+			reload();
+		pthread_rwlock_rdlock(&gw.cfg_lock);
+		if (gw.cfg->stats_file)
+			write_stats(gw.cfg->stats_file);
+		pthread_rwlock_unlock(&gw.cfg_lock);
+	}
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int make_pools(const struct gw_config *cfg)
+{
+	size_t big = GW_CHUNK_SIZE;
+	int err;
+
+	/* a whole record must fit one chunk */
+	if (cfg->max_record + 4096 > big)
+		big = (cfg->max_record + 4096 + 65535) & ~(size_t)65535;
+	err = chunk_pool_create(&gw.pool, big, GW_CHUNKS, CHUNK_POOL_MEMFD);
+	if (err) {
+		log_err("chunk_pool_create(%zu x %d): %s", big, GW_CHUNKS, strerror(-err));
+		return err;
+	}
+	err = chunk_pool_create(&gw.small, GW_SMALL_CHUNK_SIZE, GW_SMALL_CHUNKS, 0);
+	if (err) {
+		log_err("chunk_pool_create(%d x %d): %s", GW_SMALL_CHUNK_SIZE, GW_SMALL_CHUNKS,
+			strerror(-err));
+		chunk_pool_destroy(gw.pool);
+		return err;
+	}
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct gw_config *cfg;
+	pthread_t sigthr;
+	bool foreground;
+	int err;
+
+	if (gw_cli_parse(argc, argv, &cli)) {
+		fprintf(stderr, "lacunad: %s\n", cli.err);
+		gw_cli_usage(stderr);
+		return 2;
+	}
+	if (cli.help) {
+		gw_cli_usage(stdout);
+		return 0;
+	}
+	if (cli.version) {
+		printf("lacunad %s (NFSv4.0, 4.1, 4.2)\n", PACKAGE_VERSION);
+		return 0;
+	}
+	foreground = cli.foreground || cli.export_dir;
+	log_init("lacunad", false, cli.log_level >= 0 ? cli.log_level : GW_LOG_DEFAULT);
+	err = gw_config_from_cli(&cli, &cfg, NULL, NULL);
+	if (err)
+		return 1;
+	if (gw_config_check_paths(cfg, NULL, NULL)) {
+		gw_config_free(cfg);
+		return 1;
+	}
+	log_init("lacunad", !foreground, cfg->log_level);
+
+	umask(0); /* modes come from the clients, as sent */
+	raise_nofile();
+	gw.boot_ns = now_ns();
+	if (getrandom(gw.write_verf, sizeof(gw.write_verf), 0) != sizeof(gw.write_verf))
+		memcpy(gw.write_verf, &gw.boot_ns, sizeof(gw.write_verf));
+
+	err = make_pools(cfg);
+	if (err)
+		goto out_cfg;
+	pthread_rwlock_wrlock(&gw.cfg_lock);
+	err = gw_exports_load(&gw, cfg);
+	pthread_rwlock_unlock(&gw.cfg_lock);
+	if (err)
+		goto out_pools;
+	err = nfs4_state_init(&gw);
+	if (err) {
+		log_err("nfs4_state_init: %s", strerror(-err));
+		goto out_pools;
+	}
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = gw_tcp_ops.start(&gw);
+	if (err)
+		goto out_state;
+	if (!foreground && daemon(0, 0) < 0) {
+		err = -errno;
+		log_err("daemon: %s", strerror(errno));
+		goto out_state;
+	}
+	err = pthread_create(&sigthr, NULL, signal_thread, NULL);
+	if (err) {
+		log_err("pthread_create: %s", strerror(err));
+		err = -err;
+		goto out_state;
+	}
+	pthread_detach(sigthr);
+	log_info("lacunad %s serving NFSv4.0-4.2 (%u threads, lease %us)", PACKAGE_VERSION,
+		 cfg->threads, cfg->lease_time);
+	err = gw_tcp_ops.run(&gw);
+	log_info("stopped");
+out_state:
+	nfs4_state_fini(&gw);
+	gw_obj_fini();
+out_pools:
+	chunk_pool_destroy(gw.small);
+	chunk_pool_destroy(gw.pool);
+out_cfg:
+	gw_config_free(gw.cfg ? gw.cfg : cfg);
+	return err ? 1 : 0;
+}

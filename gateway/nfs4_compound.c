@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The COMPOUND engine: how one COMPOUND is decoded, checked op by op and
+ * answered is described in nfs4_compound.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+#include "nfs4_ops.h"
+#include "nfs4_state.h"
+
+/* the highest opcode of each minor version: anything above is OP_ILLEGAL */
+static const uint32_t minor_last_op[NFS4_MINOR_MAX + 1] = {
+	OP_RELEASE_LOCKOWNER,
+	OP_RECLAIM_COMPLETE,
+	NFS4_OP_LAST,
+};
+
+size_t nfs4_reply_room(const struct nfs4_compound *c)
+{
+	size_t len = xdr_out_len(c->out);
+
+	return c->resp_max > len ? c->resp_max - len : 0;
+}
+
+void nfs4_set_cfh(struct nfs4_compound *c, struct gw_obj *o)
+{
+	if (c->cfh)
+		gw_obj_put(c->cfh);
+	c->cfh = o;
+	c->rule = NULL;
+}
+
+static bool flavor_allowed(const struct gw_client *rule, uint32_t flavor)
+{
+	unsigned int i;
+
+	for (i = 0; i < rule->opts.nsec; i++)
+		if ((uint32_t)rule->opts.sec[i] == flavor)
+			return true;
+	return false;
+}
+
+/*
+ * Which export rule admits this client to @o, and with what identity.
+ * Pseudo directories are open to every client some export admits; their
+ * identity is "nobody" (nothing is done on a filesystem there).
+ */
+uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
+{
+	const struct sockaddr *peer = (const struct sockaddr *)&c->conn->peer;
+	const struct gw_export *exp;
+	const struct gw_client *rule;
+	size_t i;
+
+	if (gw_obj_is_pseudo(o)) {
+		for (i = 0; i < c->srv->cfg->nexports; i++)
+			if (gw_export_match(&c->srv->cfg->exports[i], peer))
+				break;
+		if (i == c->srv->cfg->nexports)
+			return NFS4ERR_ACCESS;
+		c->rule = NULL;
+		return NFS4_OK;
+	}
+	exp = gw_xport_cfg(c->srv, o->xp);
+	if (!exp)
+		return NFS4ERR_STALE; /* the export was removed by a reload */
+	rule = gw_export_match(exp, peer);
+	if (!rule)
+		return NFS4ERR_ACCESS;
+	if (!flavor_allowed(rule, c->flavor) && c->opnum != OP_SECINFO &&
+	    c->opnum != OP_SECINFO_NO_NAME)
+		return NFS4ERR_WRONGSEC;
+	c->cred = c->wire_cred;
+	gw_client_squash(rule, &c->cred);
+	c->rule = rule;
+	if (gw_cred_enter(&c->cred))
+		return NFS4ERR_SERVERFAULT;
+	return NFS4_OK;
+}
+
+/* Checks of an op's flags before it runs. */
+static uint32_t op_precheck(struct nfs4_compound *c, const struct nfs4_op_desc *d)
+{
+	uint32_t st;
+
+	if (c->minor >= 1) {
+		if (c->opnum == OP_SEQUENCE && c->opidx > 0)
+			return NFS4ERR_SEQUENCE_POS;
+		if (c->opidx == 0 && c->opnum != OP_SEQUENCE) {
+			if (!(d->flags & OPF_NOSESSION))
+				return NFS4ERR_OP_NOT_IN_SESSION;
+			if ((d->flags & OPF_SOLO) && c->nops > 1)
+				return NFS4ERR_NOT_ONLY_OP;
+		}
+		if (c->opidx > 0 && !c->slot && !(d->flags & OPF_NOSESSION))
+			return NFS4ERR_OP_NOT_IN_SESSION;
+	}
+	if (!(d->flags & OPF_CFH))
+		return NFS4_OK;
+	if (!c->cfh)
+		return NFS4ERR_NOFILEHANDLE;
+	if (!c->rule || (d->flags & OPF_MODIFIES) || c->opnum == OP_SECINFO ||
+	    c->opnum == OP_SECINFO_NO_NAME) {
+		st = nfs4_check_export(c, c->cfh);
+		if (st != NFS4_OK)
+			return st;
+	}
+	if (gw_obj_is_pseudo(c->cfh) && !(d->flags & OPF_PSEUDO_OK))
+		return (d->flags & OPF_MODIFIES) ? NFS4ERR_ROFS : NFS4ERR_ISDIR;
+	if ((d->flags & OPF_MODIFIES) && c->rule && !c->rule->opts.rw)
+		return NFS4ERR_ROFS;
+	return NFS4_OK;
+}
+
+static uint32_t run_op(struct nfs4_compound *c, struct xdr_in *args, const struct nfs4_op_desc *d)
+{
+	uint64_t argbuf[NFS4_ARGS_MAX / sizeof(uint64_t)];
+	uint32_t st;
+
+	memset(argbuf, 0, sizeof(argbuf));
+	if (d->dec && d->dec(args, argbuf))
+		return NFS4ERR_BADXDR;
+	st = op_precheck(c, d);
+	if (st != NFS4_OK)
+		return st;
+	if (xdr_out_len(c->out) + 8 + d->reply_max > c->resp_max)
+		return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
+	return d->run(c, argbuf);
+}
+
+static void count_op(struct nfs4_compound *c, uint32_t opnum, uint32_t st)
+{
+	if (opnum > NFS4_OP_LAST)
+		return;
+	atomic_fetch_add_explicit(&c->srv->stats.ops[opnum], 1, memory_order_relaxed);
+	if (st != NFS4_OK)
+		atomic_fetch_add_explicit(&c->srv->stats.op_errors[opnum], 1,
+					  memory_order_relaxed);
+}
+
+/* Answer with the slot's cached reply: everything after the RPC header. */
+static void send_replay(struct nfs4_compound *c, const struct xdr_pos *start)
+{
+	xdr_out_truncate(c->out, start);
+	xdr_out_write(c->out, c->replay, c->replay_len);
+}
+
+static void finish(struct nfs4_compound *c)
+{
+	if (c->cfh)
+		gw_obj_put(c->cfh);
+	if (c->sfh)
+		gw_obj_put(c->sfh);
+	c->cfh = c->sfh = NULL;
+	gw_cred_leave();
+}
+
+int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
+{
+	const uint8_t *tag;
+	uint32_t taglen, n = 0, status = NFS4_OK;
+	struct xdr_mark m_status, m_count;
+	struct xdr_pos start, body;
+	size_t res_off;
+	int err;
+
+	if (xdr_dec_opaque(args, &tag, &taglen, NFS4_TAG_MAX) || xdr_dec_u32(args, &c->minor) ||
+	    xdr_dec_u32(args, &c->nops))
+		return -EBADMSG;
+
+	xdr_out_getpos(c->out, &start);
+	res_off = xdr_out_len(c->out);
+	xdr_out_reserve(c->out, &m_status);
+	xdr_enc_opaque(c->out, tag, taglen, NFS4_TAG_MAX);
+	xdr_out_reserve(c->out, &m_count);
+	if (c->out->err)
+		return c->out->err;
+
+	pthread_rwlock_rdlock(&c->srv->cfg_lock);
+	if (c->minor > NFS4_MINOR_MAX) {
+		status = NFS4ERR_MINOR_VERS_MISMATCH;
+		goto out;
+	}
+	if (c->minor == 0 && c->nops > NFS4_OPS_MAX) {
+		status = NFS4ERR_RESOURCE;
+		goto out;
+	}
+	for (c->opidx = 0; c->opidx < c->nops; c->opidx++) {
+		const struct nfs4_op_desc *d;
+		struct xdr_mark m_opstat;
+		uint32_t opnum;
+
+		if (xdr_dec_u32(args, &opnum)) {
+			/* fewer ops than announced: the rest of the COMPOUND is not XDR */
+			status = NFS4ERR_BADXDR;
+			xdr_enc_u32(c->out, OP_ILLEGAL);
+			xdr_enc_u32(c->out, status);
+			n++;
+			break;
+		}
+		if (opnum < OP_ACCESS || opnum > minor_last_op[c->minor]) {
+			status = NFS4ERR_OP_ILLEGAL;
+			xdr_enc_u32(c->out, OP_ILLEGAL);
+			xdr_enc_u32(c->out, status);
+			n++;
+			break;
+		}
+		d = &nfs4_ops[opnum];
+		c->opnum = opnum;
+		c->keep_body = false;
+		xdr_enc_u32(c->out, opnum);
+		xdr_out_reserve(c->out, &m_opstat);
+		xdr_out_getpos(c->out, &body);
+		if (c->out->err)
+			break;
+		n++;
+		if (c->minor > d->minor_max || c->minor < d->minor_min)
+			status = NFS4ERR_NOTSUPP;
+		else
+			status = run_op(c, args, d);
+		count_op(c, opnum, status);
+		if (c->replay) {
+			send_replay(c, &start);
+			goto out_replayed;
+		}
+		if (c->out->err) {
+			/* the results did not fit: roll them back and say so */
+			xdr_out_truncate(c->out, &body);
+			status = c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
+		} else if (status != NFS4_OK && !c->keep_body) {
+			xdr_out_truncate(c->out, &body);
+		}
+		xdr_out_fill(&m_opstat, status);
+		if (status != NFS4_OK) {
+			if (status != NFS4ERR_NOTSUPP || opnum != OP_SEEK)
+				log_debug("compound: %s: %s", d->name, nfs4_status_name(status));
+			break;
+		}
+	}
+out:
+	xdr_out_fill(&m_status, status);
+	xdr_out_fill(&m_count, n);
+out_replayed:
+	if (c->slot)
+		nfs4_sequence_done(c, res_off, status);
+	pthread_rwlock_unlock(&c->srv->cfg_lock);
+	finish(c);
+	err = c->out->err;
+	return err;
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The COMPOUND engine (RFC 7530 §15.2, RFC 8881 §18.46, RFC 7862) and the
+ * interface every operation implements.
+ *
+ * Operation
+ * ---------
+ * nfs4_compound_run() decodes the COMPOUND header (tag, minor version,
+ * op count), then for each operation in turn: reads the opcode (out of
+ * range: OP_ILLEGAL, which ends the COMPOUND), checks the op's flags
+ * against the state of the COMPOUND (current file handle present, the
+ * export writable, 4.1 session rules: SEQUENCE first, sessionless ops
+ * alone), zeroes an argument buffer of NFS4_ARGS_MAX bytes, decodes the
+ * op's arguments into it (a failure is NFS4ERR_BADXDR and ends the
+ * COMPOUND), runs the op, and writes opcode and status before the
+ * results the op encoded. Processing stops at the first status other
+ * than NFS4_OK, as the RFCs require.
+ *
+ * An op's handler encodes its results (resok4) into c->out after the
+ * status word and returns the status. When it returns an error its
+ * results are rolled back, unless it set c->keep_body (LOCK4denied,
+ * SETCLIENTID's clientaddr on CLID_INUSE...).
+ *
+ * Arguments are decoded zero-copy: names, opaques and WRITE data point
+ * into the received record, which lives until the reply is sent.
+ *
+ * The reply is bounded by c->resp_max (the session's ca_maxresponsesize,
+ * or the transport's maximum for 4.0): before running an op the engine
+ * checks that its reply_max still fits (else NFS4ERR_REP_TOO_BIG, 4.0:
+ * NFS4ERR_RESOURCE); READ, READDIR and other variable ops bound
+ * themselves with nfs4_reply_room().
+ *
+ * Sessions (4.1+): SEQUENCE sets c->ses/c->slot; on a retransmission it
+ * sets c->replay and the engine answers with the slot's cached reply
+ * bytes instead. Whatever happens, the engine calls
+ * nfs4_sequence_done() once at the end when c->slot is set, which caches
+ * the reply and frees the slot.
+ */
+#ifndef LACUNA_NFS4_COMPOUND_H
+#define LACUNA_NFS4_COMPOUND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "gw.h"
+#include "rpc.h"
+#include "xdr.h"
+
+#define NFS4_ARGS_MAX 2048 /* bytes of one op's decoded arguments */
+
+struct nfs4_client;
+struct nfs4_session;
+struct nfs4_slot;
+
+struct nfs4_stateid {
+	uint32_t seqid;
+	uint8_t other[NFS4_OTHER_SIZE];
+};
+
+struct nfs4_bitmap {
+	uint32_t w[NFS4_BITMAP_MAX];
+};
+
+static inline bool nfs4_bm_isset(const struct nfs4_bitmap *bm, unsigned int a)
+{
+	return a < 32 * NFS4_BITMAP_MAX && (bm->w[a / 32] >> (a % 32) & 1);
+}
+
+static inline void nfs4_bm_set(struct nfs4_bitmap *bm, unsigned int a)
+{
+	if (a < 32 * NFS4_BITMAP_MAX)
+		bm->w[a / 32] |= 1U << (a % 32);
+}
+
+/* What the transport tells the engine about the connection a call came on. */
+struct gw_conn_info {
+	uint64_t id; /* unique for the life of the server */
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	bool rdma;
+};
+
+/* One COMPOUND being processed. */
+struct nfs4_compound {
+	struct gw_srv *srv;
+	const struct gw_conn_info *conn;
+	const struct rpc_call *call;
+	uint32_t minor;
+	struct xdr_out *out;
+	size_t resp_max; /* bound on the whole reply's length (out->len) */
+	size_t req_len;  /* bytes of the call record (ca_maxrequestsize) */
+
+	/* credentials as sent (AUTH_SYS or nobody), and after the export's squashing */
+	struct gw_cred wire_cred;
+	struct gw_cred cred;
+	uint32_t flavor;
+	const struct gw_client *rule; /* export rule admitting this client to cfh, or NULL */
+
+	struct gw_obj *cfh, *sfh; /* current and saved file handles (references held) */
+	struct nfs4_stateid cur_sid, saved_sid; /* 4.1 current stateid */
+	bool cur_sid_set, saved_sid_set;
+
+	/* 4.1 session: set by SEQUENCE (or the 4.0 state code for the client) */
+	struct nfs4_client *clp;
+	struct nfs4_session *ses;
+	struct nfs4_slot *slot;
+	bool cachethis;
+	const uint8_t *replay; /* cached reply to send instead (set by SEQUENCE) */
+	size_t replay_len;
+
+	uint32_t opidx, nops;
+	uint32_t opnum; /* op being run */
+	bool keep_body; /* keep the results an op encoded with an error status */
+};
+
+/* Op flags */
+#define OPF_CFH 0x01	    /* needs a current file handle */
+#define OPF_MODIFIES 0x02   /* changes the filesystem: NFS4ERR_ROFS on a ro export */
+#define OPF_NOSESSION 0x04  /* 4.1: may come without SEQUENCE (must be the only op, except CREATE_SESSION...) */
+#define OPF_SOLO 0x08	    /* 4.1: when first without SEQUENCE, must be the only op */
+#define OPF_SETS_CFH 0x10   /* replaces the current file handle */
+#define OPF_PSEUDO_OK 0x20  /* allowed on a pseudo directory (else by the op itself) */
+
+typedef int nfs4_dec_fn(struct xdr_in *x, void *args);
+typedef uint32_t nfs4_run_fn(struct nfs4_compound *c, void *args);
+
+struct nfs4_op_desc {
+	const char *name;
+	nfs4_dec_fn *dec; /* NULL: no arguments */
+	nfs4_run_fn *run;
+	uint32_t flags;
+	uint32_t reply_max; /* bytes of results beyond opcode and status */
+	uint8_t minor_min;  /* first minor version that has the op */
+	uint8_t minor_max;  /* last one (4.0-only ops: 0) */
+};
+
+extern const struct nfs4_op_desc nfs4_ops[NFS4_OP_LAST + 1];
+
+/*
+ * Process the COMPOUND whose arguments are at @args, encoding the reply
+ * body (after the RPC reply header) into c->out. Returns 0, or -EBADMSG
+ * when the COMPOUND header itself cannot be decoded (the caller answers
+ * GARBAGE_ARGS), or the xdr_out error.
+ */
+int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args);
+
+/* Bytes an op may still add to the reply. */
+size_t nfs4_reply_room(const struct nfs4_compound *c);
+
+/* Replace the current file handle (takes over the reference of @o). */
+void nfs4_set_cfh(struct nfs4_compound *c, struct gw_obj *o);
+
+/* Apply the export rule of c->cfh to the caller: credentials, squash. */
+uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o);
+
+/* ---------------------------------------------------------------- shared XDR pieces */
+
+int nfs4_dec_stateid(struct xdr_in *x, struct nfs4_stateid *sid);
+int nfs4_enc_stateid(struct xdr_out *out, const struct nfs4_stateid *sid);
+/* bitmap4: words past NFS4_BITMAP_MAX must be zero (up to NFS4_BITMAP_WIRE_MAX) */
+int nfs4_dec_bitmap(struct xdr_in *x, struct nfs4_bitmap *bm);
+int nfs4_enc_bitmap(struct xdr_out *out, const struct nfs4_bitmap *bm);
+/* component4: a name, NUL-terminated into @name; returns an nfsstat4 (INVAL, NAMETOOLONG, BADNAME...) or NFS4_OK, or -EBADMSG */
+int nfs4_dec_component(struct xdr_in *x, char name[NFS4_NAME_MAX + 1], uint32_t *status);
+/* change_info4 */
+int nfs4_enc_change_info(struct xdr_out *out, bool atomic, uint64_t before, uint64_t after);
+/* The change attribute of a file (ctime in ns; i_version is not visible here). */
+uint64_t nfs4_change_of(const struct stat *st);
+
+/* If the 4.1 special "current stateid" (seqid 1, other 0) is given, substitute c->cur_sid. */
+uint32_t nfs4_resolve_current_sid(struct nfs4_compound *c, struct nfs4_stateid *sid);
+void nfs4_set_current_sid(struct nfs4_compound *c, const struct nfs4_stateid *sid);
+
+#endif

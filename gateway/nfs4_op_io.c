@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * READ, WRITE and COMMIT (RFC 8881 §18.22, §18.32, §18.3).
+ *
+ * READ preads into a chunk of the pool and the reply references the
+ * data where it landed (xdr_out_ref), so the bytes are copied once, from
+ * the page cache to the chunk, and sent from there. WRITE writes the data
+ * where it sits in the received record. Both go through an fd on the
+ * lacunafs mount, so they take its range lock.
+ *
+ * Stability: an UNSTABLE4 WRITE is left in the page cache, DATA_SYNC4
+ * and FILE_SYNC4 are fdatasync()ed/fsync()ed before the reply. The write
+ * verifier is random at every start, so a client that saw unstable
+ * writes before a restart sees a new verifier at COMMIT and sends them
+ * again (RFC 8881 §18.32.3).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nfs4_ops.h"
+#include "nfs4_state.h"
+
+struct read_args {
+	struct nfs4_stateid sid;
+	uint64_t offset;
+	uint32_t count;
+};
+
+struct write_args {
+	struct nfs4_stateid sid;
+	uint64_t offset;
+	uint32_t stable;
+	const uint8_t *data;
+	uint32_t len;
+};
+
+struct commit_args {
+	uint64_t offset;
+	uint32_t count;
+};
+
+_Static_assert(sizeof(struct read_args) <= NFS4_ARGS_MAX, "READ args");
+_Static_assert(sizeof(struct write_args) <= NFS4_ARGS_MAX, "WRITE args");
+
+/* A regular file, or the status READ/WRITE give for anything else. */
+static uint32_t regular_file(const struct nfs4_compound *c, const struct gw_obj *o)
+{
+	if (o->type == S_IFREG)
+		return NFS4_OK;
+	if (o->type == S_IFDIR)
+		return NFS4ERR_ISDIR;
+	if (o->type == S_IFLNK && c->minor > 0)
+		return NFS4ERR_SYMLINK;
+	return c->minor > 0 ? NFS4ERR_WRONG_TYPE : NFS4ERR_INVAL;
+}
+
+int nfs4_dec_read(struct xdr_in *x, void *args)
+{
+	struct read_args *a = args;
+
+	if (nfs4_dec_stateid(x, &a->sid) || xdr_dec_u64(x, &a->offset) ||
+	    xdr_dec_u32(x, &a->count))
+		return -EBADMSG;
+	return 0;
+}
+
+static ssize_t pread_full(int fd, uint8_t *buf, size_t count, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < count) {
+		ssize_t n = pread(fd, buf + done, count - done, (off_t)(off + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
+{
+	struct read_args *a = args;
+	struct gw_obj *o = c->cfh;
+	size_t room = nfs4_reply_room(c), count = a->count;
+	bool owned = false, eof;
+	void *chunk = NULL;
+	struct stat st;
+	ssize_t n;
+	uint32_t status;
+	int fd = -1, err;
+
+	status = regular_file(c, o);
+	if (status != NFS4_OK)
+		return status;
+	status = nfs4_resolve_current_sid(c, &a->sid);
+	if (status != NFS4_OK)
+		return status;
+	status = nfs4_state_io_fd(c, &a->sid, o, false, &fd, &owned);
+	if (status != NFS4_OK)
+		return status;
+	if (a->offset > (uint64_t)INT64_MAX) {
+		status = NFS4ERR_INVAL;
+		goto out;
+	}
+	/* eof and the opaque's length and pad take 12 bytes */
+	if (count > GW_IO_MAX)
+		count = GW_IO_MAX;
+	if (count > chunk_pool_chunk_size(c->srv->pool))
+		count = chunk_pool_chunk_size(c->srv->pool);
+	if (count + 12 > room)
+		count = room > 12 ? (room - 12) & ~(size_t)3 : 0;
+	if (count) {
+		err = chunk_get(c->srv->pool, NULL, &chunk);
+		if (err) {
+			status = NFS4ERR_DELAY;
+			goto out;
+		}
+	}
+	n = count ? pread_full(fd, chunk, count, a->offset) : 0;
+	if (n < 0) {
+		status = nfs4_errno((int)n);
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		status = nfs4_errno(-errno);
+		goto out;
+	}
+	eof = (uint64_t)st.st_size <= a->offset + (uint64_t)n;
+	xdr_enc_bool(c->out, eof);
+	xdr_enc_opaque_ref(c->out, chunk, (uint32_t)n);
+	atomic_fetch_add_explicit(&c->srv->stats.read_bytes, (unsigned long long)n,
+				  memory_order_relaxed);
+out:
+	if (chunk)
+		chunk_put(c->srv->pool, chunk);
+	if (owned)
+		close(fd);
+	return status;
+}
+
+int nfs4_dec_write(struct xdr_in *x, void *args)
+{
+	struct write_args *a = args;
+
+	if (nfs4_dec_stateid(x, &a->sid) || xdr_dec_u64(x, &a->offset) ||
+	    xdr_dec_enum(x, &a->stable, FILE_SYNC4) ||
+	    xdr_dec_opaque(x, &a->data, &a->len, GW_RECORD_MAX))
+		return -EBADMSG;
+	return 0;
+}
+
+uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
+{
+	struct write_args *a = args;
+	struct gw_obj *o = c->cfh;
+	uint32_t status, committed = a->stable;
+	bool owned = false;
+	size_t done = 0;
+	int fd = -1;
+
+	status = regular_file(c, o);
+	if (status != NFS4_OK)
+		return status;
+	if (a->offset > (uint64_t)INT64_MAX || a->len > (uint64_t)INT64_MAX - a->offset)
+		return NFS4ERR_FBIG;
+	status = nfs4_resolve_current_sid(c, &a->sid);
+	if (status != NFS4_OK)
+		return status;
+	status = nfs4_state_io_fd(c, &a->sid, o, true, &fd, &owned);
+	if (status != NFS4_OK)
+		return status;
+	while (done < a->len) {
+		ssize_t n = pwrite(fd, a->data + done, a->len - done, (off_t)(a->offset + done));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!done) {
+				status = nfs4_errno(-errno);
+				goto out;
+			}
+			break; /* a short write is reported as such */
+		}
+		done += (size_t)n;
+	}
+	if (a->stable == FILE_SYNC4 && fsync(fd) < 0) {
+		status = nfs4_errno(-errno);
+		goto out;
+	}
+	if (a->stable == DATA_SYNC4 && fdatasync(fd) < 0) {
+		status = nfs4_errno(-errno);
+		goto out;
+	}
+	xdr_enc_u32(c->out, (uint32_t)done);
+	xdr_enc_u32(c->out, committed);
+	xdr_enc_opaque_fixed(c->out, c->srv->write_verf, NFS4_VERIFIER_SIZE);
+	atomic_fetch_add_explicit(&c->srv->stats.write_bytes, done, memory_order_relaxed);
+out:
+	if (owned)
+		close(fd);
+	return status;
+}
+
+int nfs4_dec_commit(struct xdr_in *x, void *args)
+{
+	struct commit_args *a = args;
+
+	if (xdr_dec_u64(x, &a->offset) || xdr_dec_u32(x, &a->count))
+		return -EBADMSG;
+	return 0;
+}
+
+uint32_t nfs4_run_commit(struct nfs4_compound *c, void *args)
+{
+	struct commit_args *a = args;
+	int fd;
+
+	if (c->cfh->type != S_IFREG)
+		return c->cfh->type == S_IFDIR ? NFS4ERR_ISDIR : NFS4ERR_INVAL;
+	if (a->count && a->offset > UINT64_MAX - a->count)
+		return NFS4ERR_INVAL;
+	fd = gw_obj_open(c->cfh, O_RDONLY);
+	if (fd == -EACCES || fd == -EPERM)
+		fd = gw_obj_open(c->cfh, O_WRONLY);
+	if (fd < 0)
+		return nfs4_errno(fd);
+	if (fsync(fd) < 0) {
+		uint32_t st = nfs4_errno(-errno);
+
+		close(fd);
+		return st;
+	}
+	close(fd);
+	xdr_enc_opaque_fixed(c->out, c->srv->write_verf, NFS4_VERIFIER_SIZE);
+	return NFS4_OK;
+}

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Byte-range locks (RFC 7530 §16.10-16.12, §16.37; RFC 8881 §18.10-18.12):
+ * LOCK, LOCKT, LOCKU and RELEASE_LOCKOWNER.
+ *
+ * Operation
+ * ---------
+ * Locks live in lacunad, per file (nfs4_state.h): a lock-owner has one
+ * lock stateid per file, made by its first LOCK from an open stateid
+ * (open_to_lock_owner4) and named by the later ones (exist_lock_owner4).
+ * A range one owner locks again replaces what it held there, with the
+ * new type (upgrade, downgrade), splitting and merging as POSIX fcntl
+ * locks do; LOCKU may cut a hole in the middle of a range. A READ lock
+ * conflicts with another owner's WRITE lock, a WRITE lock with any
+ * other owner's lock: NFS4ERR_DENIED with the conflicting lock
+ * (LOCK4denied). Blocking types (READW_LT, WRITEW_LT) are handled as
+ * their plain ones; the client polls.
+ *
+ * Ranges: a length of 0 is INVAL, as is one running past 2^64 - 1
+ * unless the length is all ones ("to the end of the file"), as nfsd.
+ *
+ * 4.0 seqids: a LOCK with a new lock-owner is sequenced by the open
+ * owner's seqid (open_seqid) and starts the lock-owner at lock_seqid;
+ * the other LOCKs and LOCKU by the lock-owner's seqid. Retransmissions
+ * get the owner's cached result back (nfs4_owner_replay). The lease is
+ * renewed by any of them (nfs4_stid_lookup, nfs4_client_lookup40).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "nfs4_ops.h"
+#include "nfs4_state.h"
+
+struct lock_owner4 {
+	uint64_t clientid;
+	const uint8_t *owner;
+	uint32_t len;
+};
+
+static int dec_lock_owner(struct xdr_in *x, struct lock_owner4 *lo)
+{
+	if (xdr_dec_u64(x, &lo->clientid) || xdr_dec_opaque(x, &lo->owner, &lo->len, NFS4_OWNER_MAX))
+		return -EBADMSG;
+	return 0;
+}
+
+static int dec_locktype(struct xdr_in *x, uint32_t *type)
+{
+	if (xdr_dec_enum(x, type, WRITEW_LT) || *type < READ_LT)
+		return -EBADMSG; /* as nfsd: an unknown lock type is not XDR we understand */
+	return 0;
+}
+
+static uint32_t plain_type(uint32_t type)
+{
+	return type == READ_LT || type == READW_LT ? READ_LT : WRITE_LT;
+}
+
+/* LOCK4denied for the lock @r (its owner tag is a lock stateid) */
+static void enc_denied(struct nfs4_compound *c, const struct nfs4_lrange *r)
+{
+	const struct nfs4_stid *ls = r->owner;
+
+	xdr_enc_u64(c->out, r->start);
+	xdr_enc_u64(c->out, nfs4_range_len(r->start, r->end));
+	xdr_enc_u32(c->out, r->type);
+	xdr_enc_u64(c->out, ls->clp->clientid);
+	xdr_enc_opaque(c->out, ls->owner->data, ls->owner->len, NFS4_OWNER_MAX);
+	c->keep_body = true;
+}
+
+/* ---------------------------------------------------------------- LOCK */
+
+struct lock_args {
+	uint32_t type;
+	bool reclaim;
+	uint64_t offset, length;
+	bool new_owner;
+	uint32_t open_seqid, lock_seqid;
+	struct nfs4_stateid open_sid, lock_sid;
+	struct lock_owner4 lo;
+};
+_Static_assert(sizeof(struct lock_args) <= NFS4_ARGS_MAX, "LOCK args");
+
+int nfs4_dec_lock(struct xdr_in *x, void *args)
+{
+	struct lock_args *a = args;
+
+	if (dec_locktype(x, &a->type) || xdr_dec_bool(x, &a->reclaim) ||
+	    xdr_dec_u64(x, &a->offset) || xdr_dec_u64(x, &a->length) ||
+	    xdr_dec_bool(x, &a->new_owner))
+		return -EBADMSG;
+	if (a->new_owner)
+		return xdr_dec_u32(x, &a->open_seqid) || nfs4_dec_stateid(x, &a->open_sid) ||
+			       xdr_dec_u32(x, &a->lock_seqid) || dec_lock_owner(x, &a->lo)
+		       ? -EBADMSG
+		       : 0;
+	return nfs4_dec_stateid(x, &a->lock_sid) || xdr_dec_u32(x, &a->lock_seqid) ? -EBADMSG : 0;
+}
+
+/* The 4.0 seqid check of @oo: NFS4_OK to go on, else the status to answer (*replayed: from the cache) */
+static uint32_t owner_seqid(struct nfs4_compound *c, struct nfs4_owner *oo, uint32_t seqid,
+			    bool *replayed)
+{
+	struct gw_fh fh;
+	bool has_fh;
+
+	*replayed = false;
+	if (c->minor >= 1)
+		return NFS4_OK;
+	switch (nfs4_owner_seqid_check(oo->seqid, oo->fresh, seqid)) {
+	case NFS4_SEQ_NEW:
+		return NFS4_OK;
+	case NFS4_SEQ_REPLAY:
+		*replayed = true;
+		return nfs4_owner_replay(c, oo, &fh, &has_fh);
+	default:
+		return NFS4ERR_BAD_SEQID;
+	}
+}
+
+static struct nfs4_stid *lock_stid_of(struct nfs4_owner *lo, const struct nfs4_file *f)
+{
+	struct nfs4_stid *s;
+
+	for (s = lo->stids; s; s = s->o_next)
+		if (s->type == NFS4_STID_LOCK && s->file == f)
+			return s;
+	return NULL;
+}
+
+/*
+ * The lock stateid of a LOCK with open_to_lock_owner4: the open stateid
+ * checked, the lock-owner found or made. *seq_owner: the owner whose
+ * seqid sequences this op (the open owner).
+ */
+static uint32_t lock_new_owner(struct nfs4_compound *c, struct lock_args *a,
+			       struct nfs4_owner **seq_owner, struct nfs4_stid **out,
+			       bool *made_stid, bool *made_owner, bool *replayed)
+{
+	struct nfs4_state *st = c->srv->state;
+	struct nfs4_stid *os, *ls;
+	struct nfs4_owner *lo;
+	uint32_t status;
+
+	status = nfs4_stid_lookup(c, &a->open_sid, NFS4_FIND_OPEN | NFS4_FIND_NOGEN, &os);
+	if (status != NFS4_OK)
+		return status;
+	*seq_owner = os->owner;
+	status = owner_seqid(c, os->owner, a->open_seqid, replayed);
+	if (status != NFS4_OK || *replayed)
+		return status;
+	status = nfs4_sid_gen_check(os->sid.seqid, a->open_sid.seqid, c->minor);
+	if (status != NFS4_OK)
+		return status;
+	if (!nfs4_stid_on(os, c->cfh) || !os->owner->confirmed)
+		return NFS4ERR_BAD_STATEID;
+	if (c->minor == 0 && a->lo.clientid != os->clp->clientid)
+		return NFS4ERR_BAD_STATEID; /* the lock-owner of another client */
+	lo = nfs4_owner_find(os->clp, true, a->lo.owner, a->lo.len);
+	if (lo) {
+		/* an existing lock-owner: its seqid must be the one given (nfsd) */
+		if (c->minor == 0 && a->lock_seqid != lo->seqid)
+			return NFS4ERR_BAD_SEQID;
+	} else {
+		lo = nfs4_owner_new(os->clp, true, a->lo.owner, a->lo.len);
+		if (!lo)
+			return NFS4ERR_RESOURCE;
+		lo->seqid = a->lock_seqid;
+		lo->fresh = false;
+		*made_owner = true;
+	}
+	ls = lock_stid_of(lo, os->file);
+	if (!ls) {
+		ls = nfs4_stid_new(st, os->clp, lo, os->file, NFS4_STID_LOCK);
+		if (!ls) {
+			if (*made_owner)
+				nfs4_owner_release(st, lo);
+			*made_owner = false;
+			return NFS4ERR_RESOURCE;
+		}
+		ls->open = os;
+		*made_stid = true;
+	}
+	*out = ls;
+	return NFS4_OK;
+}
+
+/* The lock stateid of a LOCK with exist_lock_owner4 */
+static uint32_t lock_old_owner(struct nfs4_compound *c, struct lock_args *a,
+			       struct nfs4_owner **seq_owner, struct nfs4_stid **out,
+			       bool *replayed)
+{
+	struct nfs4_stid *ls;
+	uint32_t status;
+
+	status = nfs4_stid_lookup(c, &a->lock_sid, NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &ls);
+	if (status != NFS4_OK)
+		return status;
+	*seq_owner = ls->owner;
+	status = owner_seqid(c, ls->owner, a->lock_seqid, replayed);
+	if (status != NFS4_OK || *replayed)
+		return status;
+	status = nfs4_sid_gen_check(ls->sid.seqid, a->lock_sid.seqid, c->minor);
+	if (status != NFS4_OK)
+		return status;
+	if (!nfs4_stid_on(ls, c->cfh))
+		return NFS4ERR_BAD_STATEID;
+	*out = ls;
+	return NFS4_OK;
+}
+
+uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
+{
+	struct lock_args *a = args;
+	struct nfs4_state *st = c->srv->state;
+	struct nfs4_owner *seq_owner = NULL;
+	const struct nfs4_lrange *conflict;
+	struct nfs4_stid *ls = NULL;
+	bool made_stid = false, made_owner = false, replayed = false;
+	uint32_t status, type = plain_type(a->type), seqid;
+	struct xdr_pos pos;
+	uint64_t start, end;
+
+	status = nfs4_check_reg(c, c->cfh);
+	if (status != NFS4_OK)
+		return status;
+	if (nfs4_range_make(a->offset, a->length, &start, &end))
+		return NFS4ERR_INVAL;
+	status = nfs4_resolve_current_sid(c, a->new_owner ? &a->open_sid : &a->lock_sid);
+	if (status != NFS4_OK)
+		return status;
+	seqid = a->new_owner ? a->open_seqid : a->lock_seqid;
+
+	xdr_out_getpos(c->out, &pos);
+	nfs4_state_lock(st);
+	if (a->new_owner)
+		status = lock_new_owner(c, a, &seq_owner, &ls, &made_stid, &made_owner, &replayed);
+	else
+		status = lock_old_owner(c, a, &seq_owner, &ls, &replayed);
+	if (replayed || !seq_owner)
+		goto out;
+	if (status != NFS4_OK)
+		goto done;
+	if (a->reclaim) {
+		status = NFS4ERR_NO_GRACE; /* nothing survives a restart */
+		goto done;
+	}
+	if (!(ls->open->access & (type == READ_LT ? OPEN4_SHARE_ACCESS_READ
+						   : OPEN4_SHARE_ACCESS_WRITE))) {
+		status = NFS4ERR_OPENMODE;
+		goto done;
+	}
+	conflict = nfs4_lset_conflict(&ls->file->locks, type, start, end, NULL, ls);
+	if (conflict) {
+		enc_denied(c, conflict);
+		status = NFS4ERR_DENIED;
+		goto done;
+	}
+	if (nfs4_lset_lock(&ls->file->locks, ls, type, start, end)) {
+		status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+		goto done;
+	}
+	nfs4_stid_bump(ls);
+	nfs4_enc_stateid(c->out, &ls->sid);
+	if (c->minor >= 1)
+		nfs4_set_current_sid(c, &ls->sid);
+done:
+	nfs4_owner_get(seq_owner);
+	if (status != NFS4_OK && made_stid) {
+		struct nfs4_owner *lo = ls->owner;
+
+		/* a failed first LOCK leaves nothing behind (as nfsd) */
+		nfs4_owner_get(lo);
+		nfs4_stid_free(st, ls);
+		if (made_owner && !lo->stids)
+			nfs4_owner_release(st, lo);
+		nfs4_owner_put(st, lo);
+	}
+	nfs4_owner_seqid_done(c, seq_owner, seqid, status, &pos, NULL);
+	nfs4_owner_put(st, seq_owner);
+out:
+	nfs4_state_unlock(st);
+	return status;
+}
+
+/* ---------------------------------------------------------------- LOCKT */
+
+struct lockt_args {
+	uint32_t type;
+	uint64_t offset, length;
+	struct lock_owner4 lo;
+};
+
+int nfs4_dec_lockt(struct xdr_in *x, void *args)
+{
+	struct lockt_args *a = args;
+
+	if (dec_locktype(x, &a->type) || xdr_dec_u64(x, &a->offset) ||
+	    xdr_dec_u64(x, &a->length) || dec_lock_owner(x, &a->lo))
+		return -EBADMSG;
+	return 0;
+}
+
+static bool same_lockowner(const void *owner, const void *arg)
+{
+	const struct nfs4_stid *ls = owner;
+
+	return ls->owner == arg;
+}
+
+uint32_t nfs4_run_lockt(struct nfs4_compound *c, void *args)
+{
+	struct lockt_args *a = args;
+	struct nfs4_state *st = c->srv->state;
+	const struct nfs4_lrange *conflict;
+	struct nfs4_client *clp;
+	struct nfs4_owner *lo;
+	struct nfs4_file *f;
+	uint64_t start, end;
+	uint32_t status;
+
+	status = nfs4_check_reg(c, c->cfh);
+	if (status != NFS4_OK)
+		return status;
+	if (nfs4_range_make(a->offset, a->length, &start, &end))
+		return NFS4ERR_INVAL;
+	nfs4_state_lock(st);
+	status = nfs4_client_of(c, a->lo.clientid, &clp);
+	if (status != NFS4_OK)
+		goto out;
+	f = nfs4_file_find(st, c->cfh, false);
+	if (!f)
+		goto out;
+	/* an owner unknown here holds no lock: everything in the range conflicts */
+	lo = nfs4_owner_find(clp, true, a->lo.owner, a->lo.len);
+	conflict = nfs4_lset_conflict(&f->locks, plain_type(a->type), start, end, same_lockowner,
+				      lo);
+	if (conflict) {
+		enc_denied(c, conflict);
+		status = NFS4ERR_DENIED;
+	}
+out:
+	nfs4_state_unlock(st);
+	return status;
+}
+
+/* ---------------------------------------------------------------- LOCKU */
+
+struct locku_args {
+	uint32_t type, seqid;
+	struct nfs4_stateid sid;
+	uint64_t offset, length;
+};
+
+int nfs4_dec_locku(struct xdr_in *x, void *args)
+{
+	struct locku_args *a = args;
+
+	if (dec_locktype(x, &a->type) || xdr_dec_u32(x, &a->seqid) ||
+	    nfs4_dec_stateid(x, &a->sid) || xdr_dec_u64(x, &a->offset) ||
+	    xdr_dec_u64(x, &a->length))
+		return -EBADMSG;
+	return 0;
+}
+
+uint32_t nfs4_run_locku(struct nfs4_compound *c, void *args)
+{
+	struct locku_args *a = args;
+	struct nfs4_state *st = c->srv->state;
+	struct nfs4_owner *lo;
+	struct nfs4_stid *ls;
+	struct xdr_pos pos;
+	uint64_t start, end;
+	bool replayed;
+	uint32_t status;
+
+	if (nfs4_range_make(a->offset, a->length, &start, &end))
+		return NFS4ERR_INVAL;
+	status = nfs4_resolve_current_sid(c, &a->sid);
+	if (status != NFS4_OK)
+		return status;
+	xdr_out_getpos(c->out, &pos);
+	nfs4_state_lock(st);
+	status = nfs4_stid_lookup(c, &a->sid, NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &ls);
+	if (status != NFS4_OK)
+		goto out;
+	lo = ls->owner;
+	status = owner_seqid(c, lo, a->seqid, &replayed);
+	if (replayed)
+		goto out;
+	if (status == NFS4_OK)
+		status = nfs4_sid_gen_check(ls->sid.seqid, a->sid.seqid, c->minor);
+	if (status == NFS4_OK && !nfs4_stid_on(ls, c->cfh))
+		status = NFS4ERR_BAD_STATEID;
+	if (status == NFS4_OK && nfs4_lset_unlock(&ls->file->locks, ls, start, end))
+		status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+	if (status == NFS4_OK) {
+		nfs4_stid_bump(ls);
+		nfs4_enc_stateid(c->out, &ls->sid);
+		if (c->minor >= 1)
+			nfs4_set_current_sid(c, &ls->sid);
+	}
+	nfs4_owner_seqid_done(c, lo, a->seqid, status, &pos, NULL);
+out:
+	nfs4_state_unlock(st);
+	return status;
+}
+
+/* ---------------------------------------------------------------- RELEASE_LOCKOWNER */
+
+struct release_lockowner_args {
+	struct lock_owner4 lo;
+};
+
+int nfs4_dec_release_lockowner(struct xdr_in *x, void *args)
+{
+	struct release_lockowner_args *a = args;
+
+	return dec_lock_owner(x, &a->lo);
+}
+
+uint32_t nfs4_run_release_lockowner(struct nfs4_compound *c, void *args)
+{
+	struct release_lockowner_args *a = args;
+	struct nfs4_state *st = c->srv->state;
+	struct nfs4_client *clp;
+	struct nfs4_owner *lo;
+	struct nfs4_stid *s;
+	uint32_t status;
+
+	nfs4_state_lock(st);
+	status = nfs4_client_lookup40(c, a->lo.clientid, &clp);
+	if (status != NFS4_OK)
+		goto out;
+	lo = nfs4_owner_find(clp, true, a->lo.owner, a->lo.len);
+	if (!lo)
+		goto out; /* nothing to release */
+	for (s = lo->stids; s; s = s->o_next)
+		if (s->file && nfs4_lset_held(&s->file->locks, s)) {
+			status = NFS4ERR_LOCKS_HELD;
+			goto out;
+		}
+	if (lo->refs)
+		status = NFS4ERR_DELAY; /* a LOCK of this owner is running */
+	else
+		nfs4_owner_release(st, lo);
+out:
+	nfs4_state_unlock(st);
+	return status;
+}

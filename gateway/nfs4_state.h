@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * NFSv4 state: clients (4.0 SETCLIENTID and 4.1 EXCHANGE_ID), sessions
+ * with their slot tables and reply cache, open and lock owners, stateids
+ * and their leases, and byte-range locks (kept here, in lacunad: the
+ * lacunafs mount sees one process).
+ *
+ * The interface the COMPOUND engine and the file operations use is
+ * first; the operations on state themselves (EXCHANGE_ID ... LOCKU) are
+ * in nfs4_ops.h like every other op. The second half of this header is
+ * the state model those operations share (nfs4_state.c,
+ * nfs4_op_session.c, nfs4_op_clientid.c, nfs4_op_open.c,
+ * nfs4_op_lock.c), and the pure pieces of logic the unit test checks.
+ *
+ * Operation
+ * ---------
+ * Identifiers. Every clientid4, sessionid4 and stateid "other" carries
+ * the server's boot stamp (milliseconds of the wall clock at start), so
+ * one handed out by a previous run is told apart from one that merely no
+ * longer exists: STALE_CLIENTID / STALE_STATEID in 4.0, BADSESSION /
+ * BAD_STATEID in 4.1. State is not kept across restarts and there is no
+ * grace period: a reclaim is NO_GRACE.
+ *
+ *   clientid4      boot << 32 | client number
+ *   stateid other  boot(4) | client number(4) | stateid number(4)
+ *   sessionid4     boot(4) | client number(4) | session number(4) | random(4)
+ *
+ * Clients. A record per nfs_client_id4 / client_owner4 string; 4.0
+ * records are made by SETCLIENTID and confirmed by SETCLIENTID_CONFIRM,
+ * 4.1 ones by EXCHANGE_ID and confirmed by their first CREATE_SESSION,
+ * following the case tables of RFC 7530 §16.33.5 and RFC 8881 §18.35.5
+ * as Linux nfsd implements them. A client in use by a COMPOUND (busy) is
+ * never expired or destroyed under it (NFS4ERR_DELAY instead).
+ *
+ * Leases. 4.1 leases are renewed by SEQUENCE, 4.0 ones by RENEW and by
+ * any op naming the client's clientid or one of its stateids.
+ * nfs4_state_reap() expires clients whose lease ran out: their opens are
+ * closed, locks dropped and sessions destroyed, and the record stays
+ * behind as "expired" for two more lease periods so RENEW and I/O with
+ * its stateids say NFS4ERR_EXPIRED rather than a stale error.
+ *
+ * Owners and seqids. 4.0 open and lock owners carry a seqid (RFC 7530
+ * §9.1.7): a request with the next seqid runs, one with the last seqid
+ * is a retransmission and gets the cached result of the owner's last op
+ * (status and encoded results; an OPEN replay also restores the current
+ * filehandle it set), anything else is BAD_SEQID. The seqid is bumped
+ * for every result but STALE_CLIENTID, STALE_STATEID, BAD_STATEID,
+ * BAD_SEQID, BADXDR, RESOURCE, NOFILEHANDLE and MOVED. A 4.0 CLOSE keeps
+ * the closed stateid (no files, no share) until the owner's next op, so
+ * that a retransmitted CLOSE still finds its owner. In 4.1 sessions give
+ * exactly-once semantics and owner seqids are ignored.
+ *
+ * Files and locks. Open and lock state is kept per file, keyed by
+ * (export id, fileid), never by the gw_obj pointer: objects are evicted
+ * from the cache and come back as other objects. An open stateid keeps
+ * fds of the file opened with the OPENing caller's credentials, one per
+ * access mode (O_RDONLY, O_WRONLY, O_RDWR) as nfsd does; READ and WRITE
+ * get a dup of one (nfs4_state_io_fd). Byte-range locks are POSIX-style
+ * ranges per lock stateid (one per lock-owner and file), merged and
+ * split as fcntl locks are; LOCK never blocks (READW/WRITEW are answered
+ * DENIED like READ/WRITE and the client polls).
+ *
+ * Locking. One mutex (struct nfs4_state.lock) guards everything here.
+ * Lock order: gw_srv.cfg_lock (read, held by the engine around a
+ * COMPOUND), then the state lock. Never take the object cache lock
+ * (gw_obj_lookup, gw_obj_from_fh, gw_obj_put...) nor make a blocking
+ * filesystem call while holding the state lock: fds to close are queued
+ * and closed by nfs4_state_unlock() after the mutex is dropped, and the
+ * ops open/create files before they take the lock.
+ */
+#ifndef LACUNA_NFS4_STATE_H
+#define LACUNA_NFS4_STATE_H
+
+#include <pthread.h>
+#include <time.h>
+
+#include "nfs4_compound.h"
+
+/* Session limits offered in CREATE_SESSION */
+#define NFS4_SLOTS_MAX 64
+#define NFS4_SESSION_OPS_MAX 16
+#define NFS4_REPLY_CACHE_MAX 8192 /* ca_maxresponsesize_cached */
+
+int nfs4_state_init(struct gw_srv *s);
+void nfs4_state_fini(struct gw_srv *s);
+/* Expire clients whose lease ran out (called about once a second). */
+void nfs4_state_reap(struct gw_srv *s);
+/* A connection went away: unbind it from its sessions. */
+void nfs4_state_conn_closed(struct gw_srv *s, uint64_t conn_id);
+
+/*
+ * Called once by the engine at the end of a COMPOUND that had a slot:
+ * caches the reply (bytes from @res_off to the end of c->out) when the
+ * client asked for it, and releases the slot.
+ */
+void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status);
+
+/*
+ * The fd to READ (@write false) or WRITE through for @sid on @o: an open
+ * or lock stateid's fd, or for the special stateids (anonymous, READ
+ * bypass) a new fd opened with the caller's credentials. Checks the
+ * stateid (BAD_STATEID, OLD_STATEID, STALE_STATEID, EXPIRED, OPENMODE)
+ * and renews the lease. *fd_owned says whether the caller must close it.
+ * Returns an nfsstat4.
+ */
+uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid,
+			  struct gw_obj *o, bool write, int *fd, bool *fd_owned);
+
+/* Is there a lock conflicting with I/O of [off, off+len) by @sid's owner? (NFS4ERR_LOCKED) */
+uint32_t nfs4_state_check_lock(struct nfs4_compound *c, const struct nfs4_stateid *sid,
+			       struct gw_obj *o, uint64_t off, uint64_t len, bool write);
+
+/* Counters for the stats output */
+struct nfs4_state_stats {
+	unsigned int clients, sessions, opens, locks;
+};
+void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *st);
+
+/* ================================================================ pure logic (unit tested) */
+
+/* seqid4 of a session slot or of the client's CREATE_SESSION slot (RFC 8881 §2.10.6.1) */
+enum nfs4_seq_verdict {
+	NFS4_SEQ_NEW,	     /* last + 1: run it */
+	NFS4_SEQ_REPLAY,     /* == last: a retransmission */
+	NFS4_SEQ_DELAY,	     /* the slot is busy with this very request */
+	NFS4_SEQ_MISORDERED, /* anything else */
+};
+enum nfs4_seq_verdict nfs4_slot_check(uint32_t last, bool inuse, uint32_t seqid);
+
+/* 4.0 owner seqid (RFC 7530 §9.1.7); a new owner takes any seqid */
+enum nfs4_seq_verdict nfs4_owner_seqid_check(uint32_t last, bool first, uint32_t seqid);
+/* Does @status bump an owner's seqid (and get cached for a replay)? */
+bool nfs4_seqid_mutating(uint32_t status);
+
+/* Stateid generation: NFS4_OK, OLD_STATEID or BAD_STATEID (4.1: seqid 0 is "current") */
+uint32_t nfs4_sid_gen_check(uint32_t cur, uint32_t given, uint32_t minor);
+
+bool nfs4_sid_is_anon(const struct nfs4_stateid *sid);	   /* all zeros */
+bool nfs4_sid_is_bypass(const struct nfs4_stateid *sid);   /* all ones */
+bool nfs4_sid_is_current(const struct nfs4_stateid *sid);  /* 4.1: seqid 1, other 0 */
+bool nfs4_sid_is_special(const struct nfs4_stateid *sid);  /* other all 0 or all 1 */
+
+/* Do share reservations (access a, deny d) and (a2, d2) conflict? */
+static inline bool nfs4_share_conflict(uint32_t a, uint32_t d, uint32_t a2, uint32_t d2)
+{
+	return (a & d2) || (d & a2);
+}
+
+/*
+ * Byte ranges are [start, end], inclusive, end UINT64_MAX meaning "to the
+ * end of any file". From an (offset, length) of LOCK/LOCKT/LOCKU: length
+ * 0, or a range past 2^64 - 1 (unless length is all ones), is -EINVAL.
+ */
+int nfs4_range_make(uint64_t off, uint64_t len, uint64_t *start, uint64_t *end);
+/* The length4 a range is reported with (all ones when it runs to the end) */
+uint64_t nfs4_range_len(uint64_t start, uint64_t end);
+
+/* A set of byte-range locks of one file, each tagged with its owner. */
+struct nfs4_lrange {
+	uint64_t start, end;
+	const void *owner;
+	uint32_t type; /* READ_LT or WRITE_LT */
+};
+
+struct nfs4_lset {
+	struct nfs4_lrange *r;
+	size_t n, cap;
+};
+
+/* Is @owner the same as @arg (the lock does not conflict with itself)? NULL: owner == arg */
+typedef bool nfs4_lsame_fn(const void *owner, const void *arg);
+
+/* The first lock conflicting with a @type lock on [start, end] by a different owner, or NULL */
+const struct nfs4_lrange *nfs4_lset_conflict(const struct nfs4_lset *s, uint32_t type,
+					     uint64_t start, uint64_t end, nfs4_lsame_fn *same,
+					     const void *arg);
+/* Lock [start, end] as @type for @owner (no conflict check): replaces, splits, merges. 0 or -ENOMEM */
+int nfs4_lset_lock(struct nfs4_lset *s, const void *owner, uint32_t type, uint64_t start,
+		   uint64_t end);
+/* Unlock [start, end] of @owner (a range split in two may need room: 0 or -ENOMEM) */
+int nfs4_lset_unlock(struct nfs4_lset *s, const void *owner, uint64_t start, uint64_t end);
+/* Does @owner hold any lock? */
+bool nfs4_lset_held(const struct nfs4_lset *s, const void *owner);
+/* Drop every lock of @owner; returns how many ranges went */
+size_t nfs4_lset_drop(struct nfs4_lset *s, const void *owner);
+void nfs4_lset_free(struct nfs4_lset *s);
+
+/* ================================================================ the state model */
+
+#define NFS4_CLIENT_BUCKETS 256
+#define NFS4_STID_BUCKETS 4096
+#define NFS4_FILE_BUCKETS 4096
+#define NFS4_SESSION_CONNS_MAX 16 /* connections bound to one session */
+#define NFS4_REPLAY_MAX 2048	  /* results of a 4.0 owner's last op kept for a replay */
+#define NFS4_TEST_STATEID_MAX 1024
+
+struct nfs4_chan_attrs {
+	uint32_t headerpad, maxreq, maxresp, maxresp_cached, maxops, maxreqs;
+	uint32_t nird, ird;
+};
+
+/* A CREATE_SESSION result, kept for its replay */
+struct nfs4_cs_res {
+	uint8_t sessionid[NFS4_SESSIONID_SIZE];
+	uint32_t seqid, flags;
+	struct nfs4_chan_attrs fore, back;
+};
+
+struct nfs4_slot {
+	uint32_t seqid;
+	bool inuse;
+	bool cached;   /* buf holds the reply to seqid */
+	uint32_t len;
+	uint8_t *buf;  /* NFS4_REPLY_CACHE_MAX bytes, allocated on first use */
+};
+
+struct nfs4_session {
+	struct nfs4_session *next; /* client's list */
+	struct nfs4_client *clp;
+	uint8_t id[NFS4_SESSIONID_SIZE];
+	unsigned int refs; /* 1 while hashed + 1 per COMPOUND using it */
+	bool dead;	   /* destroyed: freed when the last COMPOUND is done */
+	uint32_t flags, cb_program;
+	struct nfs4_chan_attrs fore, back;
+	uint64_t conns[NFS4_SESSION_CONNS_MAX];
+	unsigned int nconns;
+	uint32_t nslots;
+	struct nfs4_slot slots[NFS4_SLOTS_MAX];
+};
+
+struct nfs4_client {
+	struct nfs4_client *next;  /* all clients */
+	struct nfs4_client *hnext; /* by clientid */
+	uint64_t clientid;
+	uint8_t *name; /* nfs_client_id4.id / co_ownerid */
+	uint32_t name_len;
+	uint8_t verf[NFS4_VERIFIER_SIZE];
+	uint8_t confirm[NFS4_VERIFIER_SIZE]; /* 4.0 setclientid_confirm */
+	uint8_t upd_confirm[NFS4_VERIFIER_SIZE]; /* 4.0: a confirmed client's callback update */
+	bool upd_pending;
+	uint32_t minor;			     /* 0: SETCLIENTID, 1: EXCHANGE_ID */
+	bool confirmed;
+	bool expired; /* lease ran out: no state, kept to answer EXPIRED */
+	uint32_t flavor, uid, gid; /* principal that made it */
+	struct sockaddr_storage addr;
+	time_t renewed;	  /* monotonic seconds */
+	unsigned int busy; /* COMPOUNDs using it right now */
+	uint32_t exchange_flags;
+	/* CREATE_SESSION slot */
+	uint32_t cs_seqid;
+	bool cs_cached;
+	struct nfs4_cs_res cs_res;
+	bool reclaim_done;
+	struct nfs4_session *sessions;
+	unsigned int nsessions;
+	struct nfs4_owner *owners;
+};
+
+/* The cached result of a 4.0 owner's last seqid op */
+struct nfs4_replay {
+	bool valid;
+	bool keep_body;
+	uint32_t status;
+	uint32_t len;
+	uint8_t *buf; /* NFS4_REPLAY_MAX */
+	bool has_fh;  /* OPEN: the filehandle it made current */
+	struct gw_fh fh;
+};
+
+struct nfs4_owner {
+	struct nfs4_owner *next; /* client's list */
+	struct nfs4_client *clp;
+	bool is_lock;
+	bool confirmed;	   /* 4.0 open owners: OPEN_CONFIRM done */
+	bool unhashed;	   /* released: freed once refs drop to 0 */
+	unsigned int refs; /* in-flight ops holding it */
+	uint32_t seqid;	   /* last seqid seen */
+	bool fresh;	   /* no seqid seen yet */
+	time_t used;	   /* last seqid op (4.0 idle owners are forgotten) */
+	uint8_t *data;
+	uint32_t len;
+	struct nfs4_stid *stids;       /* its stateids (o_next) */
+	struct nfs4_stid *last_closed; /* 4.0: kept for a CLOSE replay */
+	struct nfs4_replay replay;
+};
+
+struct nfs4_file {
+	struct nfs4_file *hnext;
+	uint32_t xid;
+	uint64_t fileid;
+	struct nfs4_stid *opens; /* open stateids (f_next) */
+	struct nfs4_stid *lstids; /* lock stateids (f_next) */
+	struct nfs4_lset locks;	  /* owner tag: the lock stateid */
+};
+
+enum nfs4_stid_type { NFS4_STID_OPEN = 1, NFS4_STID_LOCK = 2, NFS4_STID_CLOSED = 3 };
+
+struct nfs4_stid {
+	struct nfs4_stid *hnext; /* by other */
+	struct nfs4_stid *o_next; /* owner's list */
+	struct nfs4_stid *f_next; /* file's list */
+	uint8_t type;
+	struct nfs4_stateid sid; /* seqid: the current one */
+	struct nfs4_client *clp;
+	struct nfs4_owner *owner;
+	struct nfs4_file *file;
+	/* open */
+	uint32_t access, deny;
+	uint8_t access_bmap, deny_bmap; /* bit (1 << v) per mode value ever opened with */
+	int fds[3];			/* by O_ACCMODE: O_RDONLY, O_WRONLY, O_RDWR; -1 */
+	/* lock */
+	struct nfs4_stid *open; /* the open stateid it came from */
+};
+
+struct nfs4_state {
+	pthread_mutex_t lock;
+	uint32_t boot;
+	uint32_t next_client, next_stid, next_session;
+	unsigned int lease; /* seconds, as last seen in the configuration */
+	struct nfs4_client *clients;
+	struct nfs4_client *cbucket[NFS4_CLIENT_BUCKETS];
+	struct nfs4_stid *sbucket[NFS4_STID_BUCKETS];
+	struct nfs4_file *fbucket[NFS4_FILE_BUCKETS];
+	int *closing; /* fds to close once the lock is dropped */
+	size_t nclosing, capclosing;
+};
+
+/* Take / drop the state lock; dropping it closes the fds queued meanwhile. */
+void nfs4_state_lock(struct nfs4_state *st);
+void nfs4_state_unlock(struct nfs4_state *st);
+/* Close @fd after the lock is dropped (state lock held) */
+void nfs4_state_defer_close(struct nfs4_state *st, int fd);
+
+time_t nfs4_now(void);
+/* The lease time in force (c->srv->cfg, cfg_lock held by the engine) */
+unsigned int nfs4_lease(struct nfs4_compound *c);
+
+/* ---- clients (state lock held) */
+struct nfs4_client *nfs4_client_new(struct nfs4_state *st, const uint8_t *name, uint32_t len,
+				    uint32_t minor);
+struct nfs4_client *nfs4_client_by_id(struct nfs4_state *st, uint64_t clientid);
+/* The live (not expired) record for @name, confirmed or not */
+struct nfs4_client *nfs4_client_by_name(struct nfs4_state *st, const uint8_t *name, uint32_t len,
+					bool confirmed, uint32_t minor);
+/* Drop all the state of @clp (opens, locks, owners, sessions); @free: the record too */
+void nfs4_client_expire(struct nfs4_state *st, struct nfs4_client *clp, bool free_it);
+/* Has it any open, lock or session? */
+bool nfs4_client_has_state(const struct nfs4_client *clp);
+/* Record the principal of the call that made/updated @clp; compare with it */
+void nfs4_client_set_principal(struct nfs4_compound *c, struct nfs4_client *clp);
+bool nfs4_client_same_principal(const struct nfs4_compound *c, const struct nfs4_client *clp);
+/*
+ * 4.0: the confirmed client @clientid names, renewing its lease.
+ * NFS4_OK, STALE_CLIENTID (other boot, unknown, unconfirmed), EXPIRED.
+ */
+uint32_t nfs4_client_lookup40(struct nfs4_compound *c, uint64_t clientid,
+			      struct nfs4_client **out);
+/* The client an op of @c acts for: 4.1 the session's, 4.0 @clientid's */
+uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid, struct nfs4_client **out);
+void nfs4_client_renew(struct nfs4_compound *c, struct nfs4_client *clp);
+
+/* ---- sessions (state lock held) */
+struct nfs4_session *nfs4_session_find(struct nfs4_state *st, const uint8_t *id);
+void nfs4_session_put(struct nfs4_state *st, struct nfs4_session *ses);
+/* Mark dead and unlink; freed at the last put */
+void nfs4_session_kill(struct nfs4_state *st, struct nfs4_session *ses);
+void nfs4_session_bind_conn(struct nfs4_session *ses, uint64_t conn_id);
+
+/* ---- owners (state lock held) */
+struct nfs4_owner *nfs4_owner_find(struct nfs4_client *clp, bool is_lock, const uint8_t *data,
+				   uint32_t len);
+struct nfs4_owner *nfs4_owner_new(struct nfs4_client *clp, bool is_lock, const uint8_t *data,
+				  uint32_t len);
+void nfs4_owner_get(struct nfs4_owner *oo);
+void nfs4_owner_put(struct nfs4_state *st, struct nfs4_owner *oo);
+/* Release an owner and all its stateids */
+void nfs4_owner_release(struct nfs4_state *st, struct nfs4_owner *oo);
+/* Forget a 4.0 owner's kept closed stateid */
+void nfs4_owner_drop_closed(struct nfs4_state *st, struct nfs4_owner *oo);
+/*
+ * After a 4.0 seqid op of @oo ran with @status (its results encoded in
+ * c->out from @from on): bump the seqid to @seqid and cache the result
+ * when the status is seqid-mutating. @fh: the current FH to restore on a
+ * replay (OPEN), or NULL.
+ */
+void nfs4_owner_seqid_done(struct nfs4_compound *c, struct nfs4_owner *oo, uint32_t seqid,
+			   uint32_t status, const struct xdr_pos *from, const struct gw_fh *fh);
+/*
+ * A replay of @oo's last op: encode its cached results and return its
+ * status (copies what it needs: call with the state lock held; *fh set
+ * when the current FH must be restored).
+ */
+uint32_t nfs4_owner_replay(struct nfs4_compound *c, struct nfs4_owner *oo, struct gw_fh *fh,
+			   bool *has_fh);
+
+/* ---- files and stateids (state lock held) */
+struct nfs4_file *nfs4_file_find(struct nfs4_state *st, const struct gw_obj *o, bool create);
+/* Free @f if it holds no state any more */
+void nfs4_file_maybe_free(struct nfs4_state *st, struct nfs4_file *f);
+bool nfs4_file_is(const struct nfs4_file *f, const struct gw_obj *o);
+
+struct nfs4_stid *nfs4_stid_new(struct nfs4_state *st, struct nfs4_client *clp,
+				struct nfs4_owner *oo, struct nfs4_file *f, uint8_t type);
+struct nfs4_stid *nfs4_stid_hash_find(struct nfs4_state *st, const uint8_t *other);
+/* Unhash and free (open: its fds are queued for closing, its lock stateids go too) */
+void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s);
+/* Turn an open stateid into a 4.0 closed one kept for replays */
+void nfs4_stid_close(struct nfs4_state *st, struct nfs4_stid *s);
+
+#define NFS4_FIND_OPEN 0x1
+#define NFS4_FIND_LOCK 0x2
+#define NFS4_FIND_CLOSED 0x4
+#define NFS4_FIND_NOGEN 0x8 /* leave the generation to the caller */
+/*
+ * The stateid @sid names, of one of the kinds in @flags: checks special
+ * stateids, boot, the client (4.1: the session's), expiry, existence and
+ * the generation, and renews a 4.0 lease. Returns an nfsstat4.
+ */
+uint32_t nfs4_stid_lookup(struct nfs4_compound *c, const struct nfs4_stateid *sid,
+			  unsigned int flags, struct nfs4_stid **out);
+/* Does @s belong to the file of @o? */
+bool nfs4_stid_on(const struct nfs4_stid *s, const struct gw_obj *o);
+/* Give @s its next seqid (skipping 0) */
+void nfs4_stid_bump(struct nfs4_stid *s);
+
+/* Is (access, deny) compatible with every other open of @f (@except: an open to ignore)? */
+bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *except,
+			uint32_t access, uint32_t deny);
+
+/* The status OPEN, LOCK and LOCKT give for an object that is not a regular file */
+uint32_t nfs4_check_reg(const struct nfs4_compound *c, const struct gw_obj *o);
+
+#endif

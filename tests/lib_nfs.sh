@@ -1,0 +1,398 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Helpers for the tests that drive lacunad with real NFS clients. Sourced
+# after tests/lib.sh (and after lt_init):
+#
+#   nfs_require_server         skip/fail unless the server can be run here
+#   nfs_require_libnfs         skip unless nfs-ls, nfs-cat, nfs-cp, python3
+#   nfs_free_port              print a free loopback TCP port, reserved
+#   nfs_make_export KIND NAME  a directory to serve: KIND ext4 or xfs makes
+#                              that filesystem (lt_make_fs) and mounts
+#                              lacunafs over it, plain makes a directory;
+#                              sets NFS_EXPORT (to serve) and NFS_BACKING
+#                              (where the files really are)
+#   nfs_start DIR [ARGS...]    serve DIR on 127.0.0.1:$NFS_PORT, wait until
+#                              it listens; sets NFS_PID, NFS_PORT, NFS_LOG
+#   nfs_stop                   SIGTERM, wait, check exit status 0 and that
+#                              the log holds no sanitizer report
+#   nfs_alive                  is the server still running?
+#   nfs_url PATH               libnfs URL of PATH (relative to the export)
+#   nfs_put LOCAL PATH         upload with libnfs in WRITEs of <= 3 KiB
+#
+# The server is lacunad in one-export mode: DIR is the root clients see
+# (server:/), so libnfs reaches DIR/a/b as nfs://127.0.0.1//a/b (the
+# double slash: libnfs splits a URL into export path and file at the last
+# slash, and "" is no export path). DIR is exported rw with
+# no_root_squash: the tests run as root and check files as root.
+# ARGS go to lacunad after the test's own (--threads 2, --lease-time 10).
+#
+# With LT_NFS_SERVER=ganesha the same tests run against NFS-Ganesha (VFS
+# backend, DIR as the pseudo root "/"), to tell a test's mistakes from a
+# server's. Ganesha caches directory entries: make files before
+# nfs_start.
+#
+# Each server is started with setsid and stopped by its PID; a cleanup
+# registered with lt_push_cleanup stops it if the test ends early. Its
+# log is $LT_TMP/lacunad.N.log, which lt_cleanup scans for sanitizer
+# reports as well.
+
+LACUNAD="$top_builddir/gateway/lacunad"
+LT_LIBNFS="$top_srcdir/tests/lt_libnfs.py"
+: "${LT_NFS_SERVER:=lacunad}"
+# Ports tried by nfs_free_port (inclusive range).
+: "${LT_NFS_PORTS:=25049-25099}"
+# Seconds a client command may take before it counts as hung.
+: "${LT_NFS_TIMEOUT:=120}"
+
+NFS_PID=""
+NFS_PORT=""
+NFS_LOG=""
+NFS_EXPORT=""
+NFS_BACKING=""
+NFS_N=0
+declare -A NFS_RUNNING # PIDs of servers started and not yet stopped
+
+nfs_require_server() {
+	lt_require_cmd ss timeout
+	case $LT_NFS_SERVER in
+	lacunad) [ -x "$LACUNAD" ] || lt_hard "lacunad not built at $LACUNAD" ;;
+	ganesha)
+		command -v ganesha.nfsd >/dev/null ||
+			lt_skip "ganesha.nfsd not installed (nfs-ganesha, nfs-ganesha-vfs)"
+		;;
+	*) lt_hard "LT_NFS_SERVER must be lacunad or ganesha, not $LT_NFS_SERVER" ;;
+	esac
+}
+
+nfs_require_libnfs() {
+	local c
+	for c in nfs-ls nfs-cat nfs-cp; do
+		command -v "$c" >/dev/null || lt_skip "$c not installed (package libnfs-utils)"
+	done
+	lt_require_cmd python3 sha256sum
+}
+
+# A port is free when no socket of any state uses it locally (a listener,
+# a connection, TIME_WAIT). A reservation directory keeps two tests
+# running at once from picking the same one before either listens.
+_nfs_port_free() {
+	[ -z "$(ss -Htan "sport = :$1" 2>/dev/null)" ]
+}
+
+_nfs_reserve() {
+	local p=$1 d owner
+	d="${TMPDIR:-/tmp}/lacuna-nfs-port.$p"
+	if ! mkdir "$d" 2>/dev/null; then
+		owner=$(cat "$d/pid" 2>/dev/null)
+		# a reservation whose test is gone is taken over
+		if [ -n "$owner" ] && kill -0 "$owner" 2>/dev/null; then
+			return 1
+		fi
+		rm -rf "$d"
+		mkdir "$d" 2>/dev/null || return 1
+	fi
+	echo $$ >"$d/pid"
+}
+
+# nfs_free_port runs in a command substitution: its reservations are
+# found again by the owner's PID ($$ is the test's in a subshell too).
+_nfs_unreserve() {
+	local d
+	for d in "${TMPDIR:-/tmp}"/lacuna-nfs-port.*; do
+		[ "$(cat "$d/pid" 2>/dev/null)" = $$ ] && rm -rf "$d"
+	done
+	return 0
+}
+lt_push_cleanup _nfs_unreserve
+
+nfs_free_port() {
+	local lo=${LT_NFS_PORTS%-*} hi=${LT_NFS_PORTS#*-} n i p
+	n=$((hi - lo + 1))
+	for ((i = 0; i < n; i++)); do
+		p=$((lo + (RANDOM + i) % n))
+		_nfs_port_free "$p" || continue
+		_nfs_reserve "$p" || continue
+		echo "$p"
+		return 0
+	done
+	return 1
+}
+
+nfs_make_export() {
+	local kind=$1 name=$2
+	case $kind in
+	ext4 | xfs)
+		lt_make_fs "$kind" "$name"
+		NFS_BACKING=$LT_FS
+		if [ "$LT_NFS_SERVER" = ganesha ]; then
+			# Ganesha's VFS backend cannot export a FUSE mount
+			NFS_EXPORT=$NFS_BACKING
+		else
+			lt_require_fuse
+			NFS_EXPORT="$LT_TMP/mnt-$name"
+			lt_mount_lacunafs "$NFS_BACKING" "$NFS_EXPORT"
+		fi
+		;;
+	plain)
+		NFS_BACKING="$LT_TMP/$name"
+		NFS_EXPORT=$NFS_BACKING
+		mkdir -p "$NFS_BACKING" || lt_hard "mkdir $NFS_BACKING"
+		chmod 755 "$NFS_BACKING"
+		;;
+	*) lt_hard "nfs_make_export: unknown kind $kind" ;;
+	esac
+}
+
+nfs_url() {
+	local path=${1#/}
+	echo "nfs://127.0.0.1//$path?version=4&nfsport=$NFS_PORT"
+}
+
+# _nfs_listening PID PORT: PID holds a listening socket on PORT.
+_nfs_listening() {
+	ss -Hltnp "sport = :$2" 2>/dev/null | grep -q "pid=$1,"
+}
+
+_nfs_ganesha_conf() {
+	local dir=$1 conf=$2 port=$3
+	mkdir -p "$LT_TMP/ganesha-recovery.$NFS_N"
+	cat >"$conf" <<EOF
+NFS_CORE_PARAM { Protocols = 4; NFS_Port = $port; Bind_addr = 127.0.0.1;
+	Enable_NLM = false; Enable_RQUOTA = false; }
+NFSv4 { Graceless = true; Minor_Versions = 0, 1, 2; RecoveryBackend = fs;
+	RecoveryRoot = "$LT_TMP/ganesha-recovery.$NFS_N"; }
+NFS_KRB5 { Active_krb5 = false; }
+EXPORT { Export_Id = 1; Path = "$dir"; Pseudo = /; Access_Type = RW;
+	Squash = No_Root_Squash; SecType = sys; Protocols = 4; Transports = TCP;
+	FSAL { Name = VFS; } }
+EOF
+}
+
+# nfs_start DIR [ARGS...]
+nfs_start() {
+	local dir=$1 try i port conf
+	shift
+	[ -z "$NFS_PID" ] || lt_hard "nfs_start: a server is already running (PID $NFS_PID)"
+	for ((try = 0; try < 5; try++)); do
+		port=$(nfs_free_port) || lt_hard "no free TCP port in $LT_NFS_PORTS"
+		NFS_N=$((NFS_N + 1))
+		NFS_LOG="$LT_TMP/lacunad.$NFS_N.log"
+		case $LT_NFS_SERVER in
+		lacunad)
+			setsid "$LACUNAD" --export "$dir" --export-options no_root_squash \
+				--listen "127.0.0.1:$port" -f "$@" </dev/null >"$NFS_LOG" 2>&1 &
+			;;
+		ganesha)
+			conf="$LT_TMP/ganesha.$NFS_N.conf"
+			_nfs_ganesha_conf "$dir" "$conf" "$port"
+			setsid ganesha.nfsd -F -f "$conf" -L "$NFS_LOG" \
+				-p "$LT_TMP/ganesha.$NFS_N.pid" </dev/null >/dev/null 2>&1 &
+			;;
+		esac
+		NFS_PID=$!
+		NFS_RUNNING[$NFS_PID]=1
+		NFS_PORT=$port
+		lt_push_cleanup "_nfs_kill $NFS_PID"
+		for ((i = 0; i < 300; i++)); do
+			if _nfs_listening "$NFS_PID" "$port"; then
+				lt_log "$LT_NFS_SERVER (PID $NFS_PID) serves $dir on 127.0.0.1:$port"
+				return 0
+			fi
+			kill -0 "$NFS_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$NFS_PID" 2>/dev/null; then
+			sed 's/^/# server: /' "$NFS_LOG"
+			lt_hard "$LT_NFS_SERVER does not listen on 127.0.0.1:$port after 15 s"
+		fi
+		wait "$NFS_PID" 2>/dev/null
+		unset "NFS_RUNNING[$NFS_PID]"
+		NFS_PID=""
+		# lost a race for the port: try another one
+		grep -qi "address already in use" "$NFS_LOG" && continue
+		sed 's/^/# server: /' "$NFS_LOG"
+		lt_hard "$LT_NFS_SERVER exited at start (serving $dir on port $port)"
+	done
+	lt_hard "$LT_NFS_SERVER found no free port in 5 tries"
+}
+
+# The cleanup of a server still running when the test ends (a PID
+# already stopped and waited for may belong to someone else by now).
+_nfs_kill() {
+	local pid=$1 i
+	[ -n "${NFS_RUNNING[$pid]:-}" ] || return 0
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+}
+
+nfs_alive() {
+	[ -n "$NFS_PID" ] && kill -0 "$NFS_PID" 2>/dev/null
+}
+
+# nfs_stop: stop the server with SIGTERM; check that it exits in time with
+# status 0 (lacunad only: Ganesha's status is not ours to check) and that
+# its log has no sanitizer report.
+nfs_stop() {
+	local pid=$NFS_PID i rc
+	[ -n "$pid" ] || return 0
+	NFS_PID=""
+	unset "NFS_RUNNING[$pid]"
+	if ! kill -0 "$pid" 2>/dev/null; then
+		wait "$pid" 2>/dev/null
+		rc=$?
+		lt_fail "$LT_NFS_SERVER was no longer running at stop (exit status $rc)"
+		sed 's/^/# server: /' "$NFS_LOG" | tail -n 30
+		return
+	fi
+	kill -TERM "$pid"
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		lt_fail "$LT_NFS_SERVER still running 15 s after SIGTERM (killed)"
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return
+	fi
+	wait "$pid" 2>/dev/null
+	rc=$?
+	if [ "$LT_NFS_SERVER" = lacunad ]; then
+		if [ "$rc" = 0 ]; then
+			lt_ok "lacunad exits 0 on SIGTERM"
+		else
+			lt_fail "lacunad exit status on SIGTERM: $rc"
+			sed 's/^/# server: /' "$NFS_LOG" | tail -n 30
+		fi
+	fi
+	if grep -qE "ERROR: (Address|Leak|Thread)Sanitizer|runtime error:" "$NFS_LOG"; then
+		lt_fail "sanitizer report in the $LT_NFS_SERVER log"
+		grep -E -A30 "ERROR: (Address|Leak|Thread)Sanitizer|runtime error:" "$NFS_LOG" |
+			sed 's/^/# server: /'
+	fi
+}
+
+# nfs_put LOCAL PATH: upload LOCAL to PATH with the system's libnfs, in
+# WRITEs small enough for libnfs 4.0 (see tests/lt_libnfs.py).
+nfs_put() {
+	timeout "$LT_NFS_TIMEOUT" python3 "$LT_LIBNFS" put "$1" "$(nfs_url "$2")"
+}
+
+# nfs_sha256 FILE: the SHA-256 of FILE, alone.
+nfs_sha256() {
+	local s
+	s=$(sha256sum <"$1") || return 1
+	echo "${s%% *}"
+}
+
+# ---- packet capture (tshark) ----------------------------------------------
+#   nfs_capture_start FILE   capture the server's port on lo into FILE;
+#                            returns 1 with the reason in NFS_CAP_WHY when
+#                            it cannot (no dumpcap/tshark, no capture on lo)
+#   nfs_capture_stop         stop it (SIGTERM by PID), keep the file
+#   nfs_ts FILE ARGS...      tshark on FILE as the checks read it
+#   nfs_cap_check WHO FILE   checks: no malformed packet, no expert error,
+#                            a reply for every call, every reply accepted
+NFS_CAP_PID=""
+NFS_CAP_WHY=""
+
+nfs_capture_start() {
+	local cap=$1 out=$1.dumpcap i size0
+	NFS_CAP_WHY=""
+	if ! command -v dumpcap >/dev/null || ! command -v tshark >/dev/null; then
+		NFS_CAP_WHY="tshark/dumpcap not installed (package tshark)"
+		return 1
+	fi
+	setsid dumpcap -i lo -B 256 -f "tcp port $NFS_PORT" -w "$cap" -q </dev/null >"$out" 2>&1 &
+	NFS_CAP_PID=$!
+	lt_push_cleanup nfs_capture_stop
+	for ((i = 0; i < 200; i++)); do
+		grep -q "Capturing on" "$out" && break
+		kill -0 "$NFS_CAP_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! grep -q "Capturing on" "$out"; then
+		NFS_CAP_WHY="dumpcap cannot capture on lo: $(head -c 300 "$out")"
+		nfs_capture_stop
+		return 1
+	fi
+	# "Capturing on" comes before packets are really caught: connect to
+	# the server until the file grows past its headers.
+	for ((i = 0; i < 100; i++)); do
+		sleep 0.1
+		size0=$(stat -c %s "$cap" 2>/dev/null || echo 0)
+		(exec 3<>"/dev/tcp/127.0.0.1/$NFS_PORT") 2>/dev/null
+		sleep 0.1
+		if [ "$size0" -gt 0 ] && [ "$(stat -c %s "$cap" 2>/dev/null || echo 0)" -gt "$size0" ]; then
+			return 0
+		fi
+	done
+	NFS_CAP_WHY="dumpcap on lo did not capture a probe connection in 20 s"
+	nfs_capture_stop
+	return 1
+}
+
+nfs_capture_stop() {
+	local i
+	[ -n "$NFS_CAP_PID" ] || return 0
+	kill -TERM "$NFS_CAP_PID" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$NFS_CAP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$NFS_CAP_PID" 2>/dev/null
+	NFS_CAP_PID=""
+}
+
+# Two passes (a call learns its reply's frame); a loopback capture can
+# hold a stream's segments out of order (several CPUs), which tshark only
+# reassembles when asked to.
+nfs_ts() {
+	local cap=$1
+	shift
+	tshark -r "$cap" -2 -o tcp.reassemble_out_of_order:TRUE \
+		-d "tcp.port==$NFS_PORT,rpc" "$@" 2>>"$LT_TMP/tshark.err"
+}
+
+nfs_cap_check() {
+	local who=$1 cap=$2 bad calls replies answered rejected
+	bad=$(nfs_ts "$cap" -Y '_ws.malformed || _ws.expert.severity >= error')
+	if [ -z "$bad" ]; then
+		lt_ok "$who: tshark finds no malformed packet, no expert error"
+	else
+		lt_fail "$who: tshark finds malformed packets or expert errors:"
+		nfs_ts "$cap" -Y '_ws.malformed || _ws.expert.severity >= error' -V |
+			grep -E -B2 -A4 "Malformed|Expert Info \(Error" | head -n 60 | sed 's/^/#   /'
+	fi
+	nfs_ts "$cap" -Y '(rpc || nfs) && _ws.expert.severity >= warning' -T fields \
+		-e frame.number -e _ws.expert.message | sed 's/^/# expert warning: frame /' | head -n 10
+	# Per frame: the type of each RPC message in it, the reply frame of
+	# each call that has one, each reply's status words.
+	nfs_ts "$cap" -Y rpc -T fields -E occurrence=a -E separator=';' \
+		-e frame.number -e rpc.msgtyp -e rpc.reqframe -e rpc.replystat \
+		-e rpc.state_accept >"$cap.rpc"
+	read -r calls replies answered rejected < <(awk -F';' '
+		function cnt(f, v,  a, n, i, k) {
+			if (f == "") return 0
+			n = split(f, a, ","); k = 0
+			for (i = 1; i <= n; i++) if (v == "" || a[i] != v) k++
+			return k
+		}
+		{ n = split($2, t, ","); for (i = 1; i <= n; i++) if (t[i] == 0) c++; else r++;
+		  u += cnt($3, ""); bad += cnt($4, "0") + cnt($5, "0") }
+		END { print c + 0, r + 0, u + 0, bad + 0 }' "$cap.rpc")
+	lt_log "$who: RPC calls $calls, replies $replies"
+	lt_check "$who: tshark decodes RPC calls" test "$calls" -gt 0
+	lt_check_eq "$who: as many replies as calls" "$calls" "$replies"
+	lt_check_eq "$who: every call has its reply" "$calls" "$answered"
+	if [ "$calls" != "$answered" ] || [ "$calls" != "$replies" ]; then
+		nfs_ts "$cap" -Y 'rpc.msgtyp == 0 && !rpc.reqframe' | head -n 10 | sed 's/^/# no reply: /'
+	fi
+	lt_check_eq "$who: every reply MSG_ACCEPTED with SUCCESS" 0 "$rejected"
+	lt_check_eq "$who: no duplicate replies" "" "$(nfs_ts "$cap" -Y rpc.reply.dup -T fields -e frame.number)"
+}
