@@ -88,6 +88,7 @@ struct gw_xport {
 	bool lacunafs;		/* path is (inside) a lacunafs mount */
 	int fd;			/* O_PATH of path */
 	int bfd;		/* O_PATH of back_path (== fd for a plain export) */
+	int hfd;		/* back_path opened O_RDONLY: open_by_handle_at() refuses O_PATH */
 	uint64_t fsid_major, fsid_minor;
 	struct gw_fh root_fh;
 	uint64_t root_ino;	/* fileid of the export root */

@@ -146,7 +146,7 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 	struct stat st, bst;
 	int err;
 
-	xp->fd = xp->bfd = -1;
+	xp->fd = xp->bfd = xp->hfd = -1;
 	if (!realpath(e->path, real)) {
 		err = -errno;
 		log_err("%s: realpath: %s", e->path, strerror(errno));
@@ -185,6 +185,12 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 			return -ENOMEM;
 		xp->bfd = xp->fd;
 	}
+	xp->hfd = open(xp->back_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (xp->hfd < 0) {
+		err = -errno;
+		log_err("%s: open: %s", xp->back_path, strerror(errno));
+		return err;
+	}
 	xp->back_len = strlen(xp->back_path);
 	if (xp->back_len == 1)
 		xp->back_len = 0; /* "/": every absolute path is under it */
@@ -221,6 +227,8 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 
 static void xport_free(struct gw_xport *xp)
 {
+	if (xp->hfd >= 0)
+		close(xp->hfd);
 	if (xp->bfd >= 0 && xp->bfd != xp->fd)
 		close(xp->bfd);
 	if (xp->fd >= 0)

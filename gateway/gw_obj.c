@@ -371,7 +371,7 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 	h.fh.handle_bytes = (unsigned int)(len - GW_FH_HDR);
 	h.fh.handle_type = (int)xdr_get_u32(fh + 8);
 	memcpy(h.fh.f_handle, fh + GW_FH_HDR, len - GW_FH_HDR);
-	bfd = open_by_handle_at(xp->bfd, &h.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	bfd = open_by_handle_at(xp->hfd, &h.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0)
 		return errno == EINVAL ? -EBADF : errno == ENOENT ? -ESTALE : -errno;
 	if (fstat(bfd, &bst) < 0) {

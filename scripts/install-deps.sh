@@ -12,7 +12,9 @@ PKGS=(
 	libfuse3-dev liburing-dev libcmocka-dev
 	libibverbs-dev librdmacm-dev libnfs-dev
 	# run and test
-	fuse3 xfsprogs e2fsprogs util-linux attr acl libnfs-utils python3
+	fuse3 xfsprogs e2fsprogs util-linux attr acl libnfs-utils python3 iproute2 procps
+	# decoding the wire (tests/integ/nfs_tshark.sh)
+	tshark
 	# the Linux kernel client in a VM (tests/vm)
 	qemu-system-x86 busybox-static cpio kmod xz-utils
 )
@@ -35,5 +37,7 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# wireshark-common asks whether non-root users may capture: they may not
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"

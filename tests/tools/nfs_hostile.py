@@ -6,6 +6,8 @@ the exact answer the RFCs ask for and that the server still serves a
 well-behaved client afterwards:
 
     nfs_hostile.py --port P [--host H] [--stale-path NAME] [CHECK...]
+    nfs_hostile.py get-fh --port P PATH      print the handle of PATH (hex)
+    nfs_hostile.py check-fh --port P HEX     print "0 FILEID" or the status of PUTFH+GETATTR
 
 Checks (default: all): rpc_errors (unknown program, version, procedure,
 garbage COMPOUND header), minor3, illegal_op, badxdr, ops_10000 (4.0 and
@@ -284,7 +286,47 @@ CHECKS = [("rpc_errors", check_rpc_errors), ("minor3", check_minor3),
           ("stale_fh", check_stale_fh), ("pseudo_root", check_pseudo_root)]
 
 
+def get_fh(h, p, path):
+    """The handle of PATH (components from the pseudo root), hex; exits 1 on an error."""
+    cl = Client(h, p)
+    ops = [xdr_u32(OP_PUTROOTFH)]
+    ops += [xdr_u32(OP_LOOKUP) + xdr_opaque(c.encode()) for c in path.split("/") if c]
+    ops.append(xdr_u32(OP_GETFH))
+    st, n, rest = cl.c40(ops)
+    if st != NFS4_OK:
+        print("error %d" % st)
+        sys.exit(1)
+    pos = 8 * (n - 1) + 8
+    (ln,) = struct.unpack(">I", rest[pos:pos + 4])
+    print(rest[pos + 4:pos + 4 + ln].hex())
+
+
+def check_fh(h, p, fh_hex):
+    """Status of PUTFH + GETATTR(type, fileid) of a handle, as a number, then the fileid."""
+    cl = Client(h, p)
+    st, n, rest = cl.c40([xdr_u32(OP_PUTFH) + xdr_opaque(bytes.fromhex(fh_hex)),
+                          xdr_u32(OP_GETATTR) + xdr_u32(1) + xdr_u32((1 << 1) | (1 << 20))])
+    if st != NFS4_OK:
+        print(st)
+        return
+    # PUTFH op+status, GETATTR op+status, bitmap (count + words), attr_vals length
+    pos = 16
+    (nw,) = struct.unpack(">I", rest[pos:pos + 4])
+    pos += 4 + 4 * nw + 4
+    ftype, fileid = struct.unpack(">IQ", rest[pos:pos + 12])
+    print("0 %d" % fileid)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] in ("get-fh", "check-fh"):
+        ap = argparse.ArgumentParser()
+        ap.add_argument("mode")
+        ap.add_argument("--host", default="127.0.0.1")
+        ap.add_argument("--port", type=int, required=True)
+        ap.add_argument("arg")
+        a = ap.parse_args()
+        (get_fh if a.mode == "get-fh" else check_fh)(a.host, a.port, a.arg)
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
