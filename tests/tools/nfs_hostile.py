@@ -8,6 +8,7 @@ well-behaved client afterwards:
     nfs_hostile.py --port P [--host H] [--stale-path NAME] [CHECK...]
     nfs_hostile.py get-fh --port P PATH      print the handle of PATH (hex)
     nfs_hostile.py check-fh --port P HEX     print "0 FILEID" or the status of PUTFH+GETATTR
+    nfs_hostile.py fill --port P NAME        WRITE 1 MiB chunks to NAME until an error, print it
 
 Checks (default: all): rpc_errors (unknown program, version, procedure,
 garbage COMPOUND header), minor3, illegal_op, badxdr, ops_10000 (4.0 and
@@ -31,6 +32,7 @@ from rpc_client import (RpcConn, xdr_opaque, xdr_u32, xdr_u64,  # noqa: E402
 
 OP_ACCESS, OP_GETATTR, OP_GETFH, OP_LOOKUP = 3, 9, 10, 15
 OP_PUTFH, OP_PUTROOTFH, OP_READ = 22, 24, 25
+OP_WRITE = 38
 OP_SETCLIENTID = 35
 OP_EXCHANGE_ID, OP_CREATE_SESSION, OP_DESTROY_SESSION = 42, 43, 44
 OP_SEQUENCE, OP_RECLAIM_COMPLETE = 53, 58
@@ -317,7 +319,32 @@ def check_fh(h, p, fh_hex):
     print("0 %d" % fileid)
 
 
+def fill(h, p, name):
+    """WRITE (anonymous stateid, FILE_SYNC) 1 MiB chunks to the existing file NAME until an error."""
+    cl = Client(h, p)
+    data = b"\xa5" * (1 << 20)
+    off = 0
+    while off < (64 << 30):
+        st, n, rest = cl.c40([xdr_u32(OP_PUTROOTFH), xdr_u32(OP_LOOKUP) + xdr_opaque(name.encode()),
+                              xdr_u32(OP_WRITE) + b"\0" * 16 + xdr_u64(off) + xdr_u32(2) +
+                              xdr_opaque(data)])
+        if st != NFS4_OK:
+            print(st)
+            return
+        off += len(data)
+    print("no error after %d bytes" % off)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "fill":
+        ap = argparse.ArgumentParser()
+        ap.add_argument("mode")
+        ap.add_argument("--host", default="127.0.0.1")
+        ap.add_argument("--port", type=int, required=True)
+        ap.add_argument("arg")
+        a = ap.parse_args()
+        fill(a.host, a.port, a.arg)
+        return
     if len(sys.argv) > 1 and sys.argv[1] in ("get-fh", "check-fh"):
         ap = argparse.ArgumentParser()
         ap.add_argument("mode")

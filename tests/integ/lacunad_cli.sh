@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# lacunad as an administrator meets it: --help and --version, usage errors
+# (exit 2 with the usage), configuration errors reported as FILE:LINE
+# (exit 1), a configuration file with exports in the pseudo filesystem
+# and a statistics file, SIGHUP reloading it (a broken file is refused and
+# the old one kept), SIGTERM (exit 0); and the failures of what it serves:
+# a full filesystem gives NFS4ERR_NOSPC, a lacunafs that died gives an NFS
+# error, and lacunad keeps serving.
+. "$top_srcdir/tests/lib.sh"
+lt_init
+. "$top_srcdir/tests/lib_nfs.sh"
+nfs_require_server
+nfs_require_libnfs
+lt_require_fuse
+
+HOSTILE="$top_srcdir/tests/tools/nfs_hostile.py"
+
+# ---- command line
+out=$("$LACUNAD" --help 2>&1)
+lt_check_eq "--help exits 0" 0 $?
+lt_check "--help shows the usage" grep -q -- "--export DIR" <<<"$out"
+out=$("$LACUNAD" --version 2>&1)
+lt_check "--version names lacunad" grep -q "^lacunad " <<<"$out"
+out=$("$LACUNAD" --frobnicate 2>&1)
+lt_check_eq "unknown option exits 2" 2 $?
+lt_check "unknown option: message and usage" grep -q "frobnicate" <<<"$out"
+out=$("$LACUNAD" --export /nonexistent-dir-xyz 2>&1)
+rc=$?
+lt_check "missing export dir: non-zero exit" test "$rc" -ne 0
+lt_check "missing export dir: named" grep -q "nonexistent-dir-xyz" <<<"$out"
+printf '%s\n' "listen = 127.0.0.1:notaport" "threads = many" \
+	"/srv/nowhere 127.0.0.1(rw,frobnicate)" >"$LT_TMP/bad.conf"
+out=$("$LACUNAD" --config "$LT_TMP/bad.conf" -f 2>&1)
+lt_check_eq "bad configuration exits 1" 1 $?
+lt_check "errors as FILE:LINE (line 1)" grep -q "bad.conf:1:" <<<"$out"
+lt_check "errors as FILE:LINE (line 2)" grep -q "bad.conf:2:" <<<"$out"
+lt_check "errors as FILE:LINE (line 3)" grep -q "bad.conf:3:" <<<"$out"
+
+# ---- a configuration file, the pseudo filesystem, stats, SIGHUP
+nfs_make_export ext4 cfa
+A=$NFS_EXPORT
+echo "in a" >"$A/file-a"
+nfs_make_export plain cfb
+B=$NFS_EXPORT
+echo "in b" >"$B/file-b"
+port=$(nfs_free_port) || lt_hard "no free port"
+conf="$LT_TMP/lacunad.conf"
+printf '%s\n' "listen = 127.0.0.1:$port" "lease_time = 10" "stats_file = $LT_TMP/stats" \
+	"$A 127.0.0.1(rw,no_root_squash)" >"$conf"
+log="$LT_TMP/lacunad-conf.log"
+setsid "$LACUNAD" --config "$conf" -f >"$log" 2>&1 &
+pid=$!
+lt_push_cleanup "kill -TERM $pid 2>/dev/null"
+for ((i = 0; i < 100; i++)); do
+	ss -Hltn "sport = :$port" | grep -q . && break
+	sleep 0.05
+done
+url() { echo "nfs://127.0.0.1/$1?version=4&nfsport=$port"; }
+out=$(timeout 30 nfs-cat "$(url "$A/file-a")" 2>&1)
+lt_check_eq "export at its path in the pseudo filesystem" "in a" "$out"
+out=$(timeout 30 nfs-ls "$(url "$(dirname "$A")")" 2>&1)
+lt_check "pseudo directory lists the export" grep -q " $(basename "$A")\$" <<<"$out"
+sleep 1.5
+lt_check "stats file written" grep -q "^compounds [1-9]" "$LT_TMP/stats"
+lt_check "stats file counts ops" grep -q "^op PUTROOTFH [1-9]" "$LT_TMP/stats"
+
+echo "$B 127.0.0.1(ro)" >>"$conf"
+kill -HUP "$pid"
+sleep 1
+out=$(timeout 30 nfs-cat "$(url "$B/file-b")" 2>&1)
+lt_check_eq "SIGHUP: the new export is served" "in b" "$out"
+echo "this is not a setting" >>"$conf"
+kill -HUP "$pid"
+sleep 1
+lt_check "SIGHUP with a broken file: refused with FILE:LINE" grep -q "lacunad.conf:6:" "$log"
+out=$(timeout 30 nfs-cat "$(url "$B/file-b")" 2>&1)
+lt_check_eq "SIGHUP with a broken file: old configuration kept" "in b" "$out"
+kill -TERM "$pid"
+wait "$pid"
+lt_check_eq "SIGTERM: exit 0" 0 $?
+
+# ---- a full filesystem
+lt_make_fs ext4 small 64M
+small=$LT_TMP/mnt-small
+lt_mount_lacunafs "$LT_FS" "$small"
+: >"$small/filler"
+nfs_start "$small"
+out=$(timeout 120 python3 "$HOSTILE" fill --port "$NFS_PORT" filler)
+lt_check_eq "full filesystem: NFS4ERR_NOSPC" 28 "$out"
+lt_check "full filesystem: server alive" nfs_alive
+out=$(timeout 30 nfs-ls "$(nfs_url /)" 2>&1)
+lt_check "full filesystem: still listing" grep -q filler <<<"$out"
+
+# ---- lacunafs dies under lacunad
+kill -KILL "${LT_LFS_PIDS[$small]}"
+sleep 0.5
+timeout 30 nfs-cat "$(nfs_url filler)" >/dev/null 2>&1
+lt_check "dead lacunafs: the client gets an error" test $? -ne 0
+lt_check "dead lacunafs: server alive" nfs_alive
+lt_check "dead lacunafs: NULL still answered" \
+	python3 "$top_srcdir/tests/tools/rpc_client.py" --port "$NFS_PORT" null
+nfs_stop
+umount -l "$small" 2>/dev/null
+lt_done
