@@ -15,7 +15,8 @@
 # truncated op arguments, 10,000-op COMPOUNDs in 4.0 and 4.1, ops outside
 # a session, SEQUENCE misuse (unknown session, bad slot, misordered seqid,
 # retransmissions replayed byte for byte), forged file handles, and the
-# handle of a removed file (NFS4ERR_STALE).
+# handle of a removed file (NFS4ERR_STALE), and a client whose lease
+# expires (its session and open files are dropped).
 . "$top_srcdir/tests/lib.sh"
 lt_init
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -27,7 +28,7 @@ TOOLS_PY="$top_srcdir/tests/tools"
 nfs_make_export ext4 bad
 head -c $((3 * 1024 * 1024)) /dev/urandom >"$NFS_BACKING/big" || lt_hard "write big"
 echo doomed >"$NFS_BACKING/doomed" || lt_hard "write doomed"
-nfs_start "$NFS_EXPORT"
+nfs_start "$NFS_EXPORT" --lease-time 10
 
 lt_log "transport checks"
 if timeout 600 python3 "$TOOLS_PY/rpc_client.py" --port "$NFS_PORT" --pid "$NFS_PID" \
@@ -41,7 +42,7 @@ sed 's/^/#   /' "$LT_TMP/transport.out"
 lt_log "protocol checks"
 # the stale-handle check asks for the file to be removed behind its back
 coproc HOSTILE { timeout 300 python3 "$TOOLS_PY/nfs_hostile.py" --port "$NFS_PORT" \
-	--stale-path doomed 2>&1; }
+	--stale-path doomed --lease 10 --pid "$NFS_PID" --open-path big 2>&1; }
 hpid=$HOSTILE_PID
 while IFS= read -r line <&"${HOSTILE[0]}"; do
 	echo "#   $line"

@@ -105,6 +105,7 @@ class Client:
         st, n, rest = parse(self.call(compound(1, [eid])))
         expect("EXCHANGE_ID", st, NFS4_OK)
         clientid, seq = struct.unpack(">QI", rest[8:20])
+        self.clientid = clientid
         attrs = (xdr_u32(0) + xdr_u32(1 << 20) + xdr_u32(1 << 20) + xdr_u32(8192) +
                  xdr_u32(16) + xdr_u32(slots) + xdr_u32(0))
         battrs = (xdr_u32(0) + xdr_u32(4096) + xdr_u32(4096) + xdr_u32(0) + xdr_u32(2) +
@@ -273,6 +274,34 @@ def check_stale_fh(h, p, a):
     expect("handle of a removed file", st, NFS4ERR["STALE"])
 
 
+def fd_count(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def check_lease_expiry(h, p, a):
+    """A client that stops renewing loses its session and its open file once the lease ends."""
+    if not a.lease or not a.pid or not a.open_path:
+        return "skipped: needs --lease, --pid and --open-path"
+    cl = Client(h, p)
+    cl.session()
+    before = fd_count(a.pid)
+    op_open = (xdr_u32(18) + xdr_u32(0) + xdr_u32(1) + xdr_u32(0) + xdr_u64(cl.clientid) +
+               xdr_opaque(b"lease-owner") + xdr_u32(0) + xdr_u32(0) +
+               xdr_opaque(a.open_path.encode()))
+    st, n, rest = parse(cl.call(compound(1, [cl.sequence_op(), xdr_u32(OP_PUTROOTFH), op_open])))
+    expect("OPEN", st, NFS4_OK)
+    during = fd_count(a.pid)
+    if during <= before:
+        raise Fail("the open file holds no fd (%d before, %d after)" % (before, during))
+    import time
+    time.sleep(a.lease * 2 + 3)
+    st, n, rest = parse(cl.call(compound(1, [cl.sequence_op()])))
+    expect("SEQUENCE after the lease expired", st, NFS4ERR["BADSESSION"])
+    after = fd_count(a.pid)
+    if after >= during:
+        raise Fail("the expired open still holds its fd (%d during, %d after)" % (during, after))
+
+
 def check_pseudo_root(h, p, a):
     cl = Client(h, p)
     st, n, rest = cl.c40([xdr_u32(OP_PUTROOTFH), xdr_u32(OP_LOOKUP) + xdr_opaque(b"no-such-name-here")])
@@ -285,7 +314,8 @@ CHECKS = [("rpc_errors", check_rpc_errors), ("minor3", check_minor3),
           ("illegal_op", check_illegal_op), ("badxdr", check_badxdr),
           ("ops_10000", check_ops_10000), ("first_op", check_first_op),
           ("sequence", check_sequence), ("forged_fh", check_forged_fh),
-          ("stale_fh", check_stale_fh), ("pseudo_root", check_pseudo_root)]
+          ("stale_fh", check_stale_fh), ("pseudo_root", check_pseudo_root),
+          ("lease_expiry", check_lease_expiry)]
 
 
 def get_fh(h, p, path):
@@ -358,6 +388,9 @@ def main():
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--stale-path")
+    ap.add_argument("--lease", type=int, help="the server's lease time (lease_expiry)")
+    ap.add_argument("--pid", type=int, help="the server's PID (lease_expiry counts its fds)")
+    ap.add_argument("--open-path", help="a file in the export root to OPEN (lease_expiry)")
     ap.add_argument("checks", nargs="*")
     a = ap.parse_args()
     names = a.checks or [n for n, _ in CHECKS]
