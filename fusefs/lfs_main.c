@@ -378,6 +378,15 @@ int main(int argc, char *argv[])
 		 lfs.cache == LFS_CACHE_AUTO ? "auto" : "none");
 	if (fuse_daemonize(opts.foreground) != 0)
 		goto out_unmount;
+	if (!opts.foreground) {
+		/* "self" was resolved in the parent, which fuse_daemonize()'s fork left */
+		close(lfs.proc_fd);
+		lfs.proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (lfs.proc_fd < 0) {
+			log_err("open /proc/self/fd: %s", strerror(errno));
+			goto out_unmount;
+		}
+	}
 	/* after fuse_daemonize: its fork would leave the thread behind */
 	if (lfs_sparse_init() != 0)
 		goto out_unmount;

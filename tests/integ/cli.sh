@@ -46,4 +46,17 @@ run_lfs 2 "timeout=-1" "negative timeout" -f -o timeout=-1 "$LT_TMP/dir" "$mnt"
 run_lfs nonzero "unknown option" "unknown -o option" -f -o no_such_option "$LT_TMP/dir" "$mnt"
 run_lfs nonzero "mountpoint|No such file" "missing mountpoint dir" -f "$LT_TMP/dir" "$LT_TMP/nomnt"
 
+# daemon mode (no -f): files that existed before the mount open and read,
+# new ones are written (a regression: the daemon once looked its fds up
+# in the /proc directory of the parent that fuse_daemonize() left behind)
+echo before >"$LT_TMP/dir/old"
+if "$LACUNAFS" "$LT_TMP/dir" "$mnt" >"$LT_TMP/daemon.out" 2>&1; then
+	lt_check_eq "daemon mode: an existing file reads" before "$(cat "$mnt/old" 2>&1)"
+	echo after >"$mnt/new"
+	lt_check_eq "daemon mode: a new file is written" after "$(cat "$LT_TMP/dir/new" 2>&1)"
+	fusermount3 -u "$mnt" || lt_fail "daemon mode: fusermount3 -u"
+else
+	lt_fail "daemon mode: lacunafs exited $?: $(head -3 "$LT_TMP/daemon.out")"
+fi
+
 lt_done
