@@ -139,13 +139,13 @@ static void dir_forget_if_gone(struct gw_obj *o)
 /* ---------------------------------------------------------------- CREATE */
 
 struct create_args {
-	uint32_t type;		/* nfs_ftype4 */
-	uint32_t spec1, spec2;	/* NF4BLK, NF4CHR */
-	const uint8_t *link;	/* NF4LNK: linkdata, in the record */
+	uint32_t type;	       /* nfs_ftype4 */
+	uint32_t spec1, spec2; /* NF4BLK, NF4CHR */
+	const uint8_t *link;   /* NF4LNK: linkdata, in the record */
 	uint32_t link_len;
-	uint32_t link_status;	/* too long */
+	uint32_t link_status; /* too long */
 	uint32_t name_status;
-	uint32_t sa_status;	/* of createattrs */
+	uint32_t sa_status; /* of createattrs */
 	struct nfs4_sattr sa;
 	char name[NFS4_NAME_MAX + 1];
 };
@@ -420,8 +420,8 @@ uint32_t nfs4_run_rename(struct nfs4_compound *c, void *args)
 	to_after = from == to ? from_after : dir_change(c, to);
 	dir_forget_if_gone(victim);
 
-	rc = nfs4_enc_change_info(c->out, false, from_before, from_after) ?:
-		     nfs4_enc_change_info(c->out, false, to_before, to_after);
+	rc = nfs4_enc_change_info(c->out, false, from_before, from_after)
+		     ?: nfs4_enc_change_info(c->out, false, to_before, to_after);
 	return rc ? dir_enc_status(c, rc) : NFS4_OK;
 }
 

@@ -288,7 +288,8 @@ static uint32_t secinfo_encode(struct nfs4_compound *c, const struct gw_obj *o)
 			const struct gw_export *exp = gw_xport_cfg(c->srv, o->xp);
 
 			if (exp)
-				rule = gw_export_match(exp, (const struct sockaddr *)&c->conn->peer);
+				rule = gw_export_match(exp,
+						       (const struct sockaddr *)&c->conn->peer);
 		}
 		if (!rule)
 			return NFS4ERR_ACCESS;
@@ -302,8 +303,8 @@ static uint32_t secinfo_encode(struct nfs4_compound *c, const struct gw_obj *o)
 	rc = xdr_enc_u32(c->out, n);
 	for (i = 0; i < n && !rc; i++) {
 		/* AUTH_NONE and AUTH_SYS carry no rpcsec_gss_info */
-		rc = xdr_enc_u32(c->out, opts->sec[i] == GW_SEC_NONE ? RPC_AUTH_NONE
-								     : RPC_AUTH_SYS);
+		rc = xdr_enc_u32(c->out,
+				 opts->sec[i] == GW_SEC_NONE ? RPC_AUTH_NONE : RPC_AUTH_SYS);
 	}
 	return rc ? fh_enc_status(c, rc) : NFS4_OK;
 }

@@ -55,9 +55,9 @@
 #include "nfs4_attr.h"
 #include "nfs4_ops.h"
 
-#define RD_COOKIE_FIRST 3	  /* cookies 0..2 are reserved */
-#define RD_BUF_SIZE (32 * 1024)	  /* getdents64 buffer */
-#define RD_TRAILER 8		  /* no more entries (4) + eof (4) */
+#define RD_COOKIE_FIRST 3	   /* cookies 0..2 are reserved */
+#define RD_BUF_SIZE (32 * 1024)	   /* getdents64 buffer */
+#define RD_TRAILER 8		   /* no more entries (4) + eof (4) */
 #define RD_HEAD NFS4_VERIFIER_SIZE /* cookieverf */
 
 struct readdir_args {
@@ -73,8 +73,7 @@ int nfs4_dec_readdir(struct xdr_in *x, void *args)
 {
 	struct readdir_args *a = args;
 
-	if (xdr_dec_u64(x, &a->cookie) ||
-	    xdr_dec_opaque_fixed_copy(x, a->verf, sizeof(a->verf)) ||
+	if (xdr_dec_u64(x, &a->cookie) || xdr_dec_opaque_fixed_copy(x, a->verf, sizeof(a->verf)) ||
 	    xdr_dec_u32(x, &a->dircount) || xdr_dec_u32(x, &a->maxcount) ||
 	    nfs4_dec_bitmap(x, &a->req))
 		return -EBADMSG;
@@ -86,8 +85,8 @@ struct rd {
 	struct nfs4_compound *c;
 	struct gw_obj *dir;
 	const struct readdir_args *a;
-	size_t start;	  /* out->len before the cookieverf */
-	size_t budget;	  /* bytes READDIR4resok may take */
+	size_t start;	     /* out->len before the cookieverf */
+	size_t budget;	     /* bytes READDIR4resok may take */
 	bool maxcount_bound; /* maxcount, not the reply, sets the budget */
 	uint32_t dircount;   /* left of dircount; unbounded when !a->dircount */
 	bool want_attrs;
@@ -102,6 +101,8 @@ enum rd_res {
 	RD_FULL,  /* did not fit: end the list here */
 	RD_ERROR, /* r->status */
 };
+
+static const uint8_t rd_zero_verf[NFS4_VERIFIER_SIZE];
 
 /* The cookie verifier of @dir: a mix of its fileid, never zero. */
 static void rd_verf(const struct gw_obj *dir, uint8_t v[NFS4_VERIFIER_SIZE])
@@ -333,8 +334,8 @@ uint32_t nfs4_run_readdir(struct nfs4_compound *c, void *args)
 	if (a->cookie == 1 || a->cookie == 2)
 		return NFS4ERR_BAD_COOKIE;
 	rd_verf(dir, verf);
-	if (a->cookie >= RD_COOKIE_FIRST && memcmp(a->verf, (uint8_t[NFS4_VERIFIER_SIZE]){ 0 },
-						    NFS4_VERIFIER_SIZE) &&
+	/* a zero verifier is no verifier: clients that keep none send it */
+	if (a->cookie >= RD_COOKIE_FIRST && memcmp(a->verf, rd_zero_verf, NFS4_VERIFIER_SIZE) &&
 	    memcmp(a->verf, verf, NFS4_VERIFIER_SIZE))
 		return NFS4ERR_NOT_SAME;
 

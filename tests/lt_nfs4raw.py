@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# A raw NFSv4 client for the tests: COMPOUNDs built byte by byte and sent
+# over one TCP connection with AUTH_SYS credentials, so that a test can
+# send what no real client sends (empty or oversized handles, "." as a
+# name, cookies 1 and 2, a READDIR maxcount of 10 bytes...) and check the
+# status of every operation. Minor version 0 needs no state for the
+# namespace operations; for 1 and 2, Session makes a client ID and a
+# session (EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE) and puts
+# SEQUENCE in front of every COMPOUND.
+#
+# Only the results of the operations the tests look at are decoded (see
+# parse_res); decoding stops at the first operation that failed, as the
+# reply does.
+import os
+import socket
+import struct
+
+OP = dict(ACCESS=3, CREATE=6, GETATTR=9, GETFH=10, LINK=11, LOOKUP=15, LOOKUPP=16,
+          PUTFH=22, PUTPUBFH=23, PUTROOTFH=24, READDIR=26, READLINK=27, REMOVE=28,
+          RENAME=29, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
+          CREATE_SESSION=43, DESTROY_SESSION=44, SECINFO_NO_NAME=52, SEQUENCE=53,
+          DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58)
+OPNAME = {v: k for k, v in OP.items()}
+
+ERR = dict(OK=0, PERM=1, NOENT=2, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=20, ISDIR=21,
+           INVAL=22, ROFS=30, NAMETOOLONG=63, NOTEMPTY=66, STALE=70, BADHANDLE=10001,
+           BAD_COOKIE=10003, NOTSUPP=10004, TOOSMALL=10005, SERVERFAULT=10006,
+           BADTYPE=10007, WRONGSEC=10016, RESOURCE=10018, NOFILEHANDLE=10020,
+           NOT_SAME=10027, SYMLINK=10029, RESTOREFH=10030, ATTRNOTSUPP=10032,
+           BADXDR=10036, BADNAME=10041, REP_TOO_BIG=10066, WRONG_TYPE=10083)
+ERRNAME = {v: k for k, v in ERR.items()}
+
+NF4REG, NF4DIR, NF4BLK, NF4CHR, NF4LNK, NF4SOCK, NF4FIFO = 1, 2, 3, 4, 5, 6, 7
+AUTH_NONE, AUTH_SYS = 0, 1
+
+# attribute numbers used by the tests
+A_TYPE, A_SIZE, A_RDATTR_ERROR, A_FILEHANDLE, A_FILEID = 1, 4, 11, 19, 20
+A_MODE, A_NUMLINKS, A_TIME_ACCESS_SET, A_MOUNTED_ON_FILEID = 33, 35, 48, 55
+
+
+def errname(st):
+    return ERRNAME.get(st, str(st))
+
+
+def u32(v):
+    return struct.pack(">I", v & 0xffffffff)
+
+
+def u64(v):
+    return struct.pack(">Q", v & 0xffffffffffffffff)
+
+
+def opaque(b, fixed=False):
+    if isinstance(b, str):
+        b = b.encode()
+    pad = b"\0" * ((4 - len(b) % 4) % 4)
+    return (b"" if fixed else u32(len(b))) + b + pad
+
+
+def bitmap(bits):
+    words = [0, 0, 0]
+    for b in bits:
+        words[b // 32] |= 1 << (b % 32)
+    n = 3
+    while n and not words[n - 1]:
+        n -= 1
+    return u32(n) + b"".join(u32(w) for w in words[:n])
+
+
+def bits_of(words):
+    return {32 * i + b for i, w in enumerate(words) for b in range(32) if w >> b & 1}
+
+
+class Dec:
+    def __init__(self, b):
+        self.b, self.p = b, 0
+
+    def u32(self):
+        v = struct.unpack_from(">I", self.b, self.p)[0]
+        self.p += 4
+        return v
+
+    def u64(self):
+        v = struct.unpack_from(">Q", self.b, self.p)[0]
+        self.p += 8
+        return v
+
+    def fixed(self, n):
+        v = self.b[self.p:self.p + n]
+        if len(v) != n:
+            raise ValueError("reply truncated")
+        self.p += n + (4 - n % 4) % 4
+        return v
+
+    def opaque(self):
+        return self.fixed(self.u32())
+
+    def bitmap(self):
+        return [self.u32() for _ in range(self.u32())]
+
+    def fattr(self):
+        return self.bitmap(), self.opaque()
+
+    def cinfo(self):
+        return (self.u32(), self.u64(), self.u64())
+
+
+def parse_res(op, d):
+    name = OPNAME.get(op)
+    if name == "GETFH":
+        return d.opaque()
+    if name == "READDIR":
+        verf, ents = d.fixed(8), []
+        while d.u32():
+            cookie = d.u64()
+            nm = d.opaque()
+            ents.append((cookie, nm, d.fattr()))
+        return dict(verf=verf, entries=ents, eof=d.u32())
+    if name == "CREATE":
+        return dict(cinfo=d.cinfo(), attrset=d.bitmap())
+    if name in ("REMOVE", "LINK"):
+        return d.cinfo()
+    if name == "RENAME":
+        return (d.cinfo(), d.cinfo())
+    if name == "READLINK":
+        return d.opaque()
+    if name in ("SECINFO", "SECINFO_NO_NAME"):
+        flavors = []
+        for _ in range(d.u32()):
+            f = d.u32()
+            if f == 6:  # RPCSEC_GSS: oid, qop, service
+                d.opaque()
+                d.u32()
+                d.u32()
+            flavors.append(f)
+        return flavors
+    if name == "GETATTR":
+        return d.fattr()
+    if name == "EXCHANGE_ID":
+        return dict(clientid=d.u64(), seq=d.u32())
+    if name == "CREATE_SESSION":
+        return dict(sessionid=d.fixed(16))
+    if name == "SEQUENCE":
+        return (d.fixed(16), d.u32(), d.u32(), d.u32(), d.u32(), d.u32())
+    return None
+
+
+class Client:
+    """One TCP connection; call() sends a COMPOUND and returns
+    (status, [[opnum, status, results], ...])."""
+
+    def __init__(self, port, host="127.0.0.1", uid=0, gid=0):
+        self.s = socket.create_connection((host, port), timeout=60)
+        self.xid = 1000
+        self.uid, self.gid = uid, gid
+
+    def close(self):
+        self.s.close()
+
+    def call(self, minor, ops, tag=b""):
+        self.xid += 1
+        cred = u32(0) + opaque(b"lt") + u32(self.uid) + u32(self.gid) + u32(0)
+        rec = (u32(self.xid) + u32(0) + u32(2) + u32(100003) + u32(4) + u32(1) +
+               u32(1) + opaque(cred) + u32(0) + u32(0))
+        rec += opaque(tag) + u32(minor) + u32(len(ops))
+        for name, a in ops:
+            rec += u32(OP[name] if isinstance(name, str) else name) + a
+        self.s.sendall(u32(0x80000000 | len(rec)) + rec)
+        return self._reply()
+
+    def _recvn(self, n):
+        b = b""
+        while len(b) < n:
+            c = self.s.recv(n - len(b))
+            if not c:
+                raise EOFError("server closed the connection")
+            b += c
+        return b
+
+    def _reply(self):
+        data = b""
+        while True:
+            m = struct.unpack(">I", self._recvn(4))[0]
+            data += self._recvn(m & 0x7fffffff)
+            if m & 0x80000000:
+                break
+        d = Dec(data)
+        d.u32()  # xid
+        if d.u32() != 1 or d.u32() != 0:
+            raise ValueError("not an accepted reply")
+        d.u32()
+        d.opaque()  # verifier
+        astat = d.u32()
+        if astat != 0:
+            raise ValueError("RPC accept_stat %d" % astat)
+        status = d.u32()
+        d.opaque()  # tag
+        res = []
+        for _ in range(d.u32()):
+            op, st = d.u32(), d.u32()
+            res.append([op, st, parse_res(op, d) if st == 0 else None])
+            if st != 0:
+                break
+        return status, res
+
+
+class Session:
+    """Minor version 1 or 2: a client ID and a session; call(ops) puts
+    SEQUENCE first and returns the results of @ops only."""
+
+    def __init__(self, c, minor=1, maxresp=1 << 20):
+        self.c, self.minor = c, minor
+        owner = b"lt-nfs4raw-%d-%d" % (os.getpid(), id(self))
+        st, r = c.call(minor, [("EXCHANGE_ID", b"\0" * 8 + opaque(owner) + u32(0x1) + u32(0) +
+                                u32(0))])
+        if st:
+            raise ValueError("EXCHANGE_ID: " + errname(st))
+        ex = r[0][2]
+        chan = u32(0) + u32(1 << 20) + u32(maxresp) + u32(8192) + u32(16) + u32(8) + u32(0)
+        st, r = c.call(minor, [("CREATE_SESSION", u64(ex["clientid"]) + u32(ex["seq"]) + u32(0) +
+                                chan + chan + u32(0x40000000) + u32(1) + u32(AUTH_NONE))])
+        if st:
+            raise ValueError("CREATE_SESSION: " + errname(st))
+        self.sid, self.seq = r[0][2]["sessionid"], 1
+        self.call([("RECLAIM_COMPLETE", u32(0))])
+
+    def call(self, ops):
+        seq = ("SEQUENCE", self.sid + u32(self.seq) + u32(0) + u32(0) + u32(0))
+        self.seq += 1
+        st, r = self.c.call(self.minor, [seq] + ops)
+        if r and r[0][0] == OP["SEQUENCE"] and r[0][1] == 0:
+            r = r[1:]
+        return st, r
+
+
+class Conn:
+    """call(ops) for minor version 0 (plain) or 1+ (through a Session)."""
+
+    def __init__(self, port, minor=0, uid=0, gid=0, maxresp=1 << 20):
+        self.client = Client(port, uid=uid, gid=gid)
+        self.minor = minor
+        self.ses = Session(self.client, minor, maxresp) if minor else None
+
+    def call(self, ops):
+        if self.ses:
+            return self.ses.call(ops)
+        return self.client.call(0, ops)
+
+
+# ---------------------------------------------------------------- argument builders
+def noargs(name):
+    return (name, b"")
+
+
+def putfh(fh):
+    return ("PUTFH", opaque(fh))
+
+
+def lookup(name):
+    return ("LOOKUP", opaque(name))
+
+
+def readdir(cookie=0, verf=b"\0" * 8, dircount=0, maxcount=32768, attrs=(A_TYPE, A_FILEID)):
+    return ("READDIR", u64(cookie) + opaque(verf, True) + u32(dircount) + u32(maxcount) +
+            bitmap(attrs))
+
+
+def create(type_, name, link=None, spec=(0, 0), mode=None):
+    a = u32(type_)
+    if type_ == NF4LNK:
+        a += opaque(link)
+    elif type_ in (NF4BLK, NF4CHR):
+        a += u32(spec[0]) + u32(spec[1])
+    a += opaque(name)
+    if mode is None:
+        a += bitmap([]) + opaque(b"")
+    else:
+        a += bitmap([A_MODE]) + opaque(u32(mode))
+    return ("CREATE", a)
+
+
+def remove(name):
+    return ("REMOVE", opaque(name))
+
+
+def rename(old, new):
+    return ("RENAME", opaque(old) + opaque(new))
+
+
+def link(name):
+    return ("LINK", opaque(name))
+
+
+def secinfo(name):
+    return ("SECINFO", opaque(name))
+
+
+def secinfo_no_name(style):
+    return ("SECINFO_NO_NAME", u32(style))
+
+
+def getattr_(bits):
+    return ("GETATTR", bitmap(bits))
