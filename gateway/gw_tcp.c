@@ -21,18 +21,23 @@
  * workers; its chunk is released once the reply has been sent.
  *
  * Back-pressure. A record cannot start while the connection has
- * GW_TCP_INFLIGHT_MAX requests out, while its owner is at its cap, or
- * while the pool is at its cap (the pool wait list; logged). Records
- * may hold only 3/4 of the large pool, so that WRITE-heavy clients
- * cannot starve the replies and READ data of chunks. The connection
- * then stalls: the recv is cancelled, bytes already received
- * (those of the completion being processed, and of any completion that
- * raced with the cancel) are copied aside into a spill buffer so the
- * provided buffers go back to the ring at once, and nothing is received
- * until a request of the connection finishes (or, for the pool, until
- * chunks come back anywhere; the once-a-second tick retries too). The
- * spill is consumed first, then the recv is armed again. Nothing waits
- * by polling.
+ * GW_TCP_INFLIGHT_MAX requests out or GW_TCP_SENDQ_MAX bytes of replies
+ * waiting to be sent (a client that does not read), while its owner is
+ * at its cap, or while the pool is at its cap (the pool wait list;
+ * logged). Records may hold only 3/4 of the large pool, so that
+ * WRITE-heavy clients cannot starve the replies and READ data of
+ * chunks. The connection then stalls: the recv is cancelled, bytes
+ * already received (those of the completion being processed, and of any
+ * completion that raced with the cancel) are copied aside into a spill
+ * buffer so the provided buffers go back to the ring at once, and
+ * nothing is received until a request of the connection finishes (or,
+ * for the pool, until chunks come back anywhere; the once-a-second tick
+ * retries too). The spill is consumed first, then the recv is armed
+ * again. Nothing waits by polling.
+ *
+ * The record mark is the only peek at a record before its buffer is
+ * taken: a fragment over max_record is refused at once, and a record
+ * sent in several fragments goes to the large pool whatever its size.
  *
  * Sending. Workers put finished requests on the pool's done list and
  * wake the loop through an eventfd (the same eventfd gw_tcp_wake()
@@ -47,7 +52,11 @@
  * the socket down and cancels its operations; replies that come back
  * for a closing connection are released unsent. A stream error (bad
  * fragment, record over max_record, more than RPC_REC_FRAGS_MAX
- * fragments) drops the connection and counts in conns_dropped.
+ * fragments) drops the connection and counts in conns_dropped. At the
+ * end of the stream, complete records are still answered, a truncated
+ * one is dropped, and the connection is closed once its replies are
+ * sent. nfs4_state_conn_closed() is called when the connection is
+ * freed, so the state never hears of a connection after its close.
  *
  * Deferred work. Completion handlers only change state and put the
  * connection on the kick list; after each batch of completions the loop
@@ -57,10 +66,14 @@
  * workers in one batch.
  *
  * Stopping. When gw.stopping is set the loop stops accepting, closes
- * connections with no request out, stops receiving on the others and
- * closes each once its replies are sent. After GW_TCP_DRAIN_SEC it
- * closes what is left, waits for the workers to give back their
- * requests, joins them and returns.
+ * connections with no request out, stops receiving on the others (what
+ * still arrives is dropped) and closes each once its replies are sent.
+ * After GW_TCP_DRAIN_SEC it closes what is left, waits for the workers
+ * to give back their requests, joins them and returns.
+ *
+ * The tick. A timeout fires once a second: nfs4_state_reap() expires
+ * leases, a refused accept (out of fds) is retried, pool waiters are
+ * retried, and the drain deadline is checked.
  *
  * Threads: everything runs on the loop thread except gw_tcp_notify()
  * and gw_tcp_wake(), which only write to the eventfd; teardown waits for

@@ -22,6 +22,7 @@
 #define GW_TCP_BUF_COUNT 128	    /* a power of two */
 #define GW_TCP_BGID 7
 #define GW_TCP_INFLIGHT_MAX 128		    /* requests out per connection */
+#define GW_TCP_SENDQ_MAX (16 * 1024 * 1024) /* bytes of replies queued per connection */
 #define GW_TCP_LARGE_CAP 16		    /* large chunks per connection */
 #define GW_TCP_SEND_IOV 64		    /* >= XDR_OUT_SEGS_MAX */
 #define GW_TCP_SPILL_MAX (64 * 1024 * 1024) /* bytes set aside while stalled */
@@ -95,7 +96,8 @@ struct gw_conn {
 
 	/* sending: replies in order, the head being sent */
 	struct gw_tcp_req *sq_head, *sq_tail;
-	size_t sent; /* bytes of the head sent */
+	size_t sent;	 /* bytes of the head sent */
+	size_t sq_bytes; /* bytes of the queued replies */
 	struct msghdr msg;
 	struct iovec *iov; /* GW_TCP_SEND_IOV, allocated on first send */
 

@@ -89,6 +89,7 @@ static void gw_conn_flush_sendq(struct gw_conn *c)
 	}
 	c->sq_tail = NULL;
 	c->sent = 0;
+	c->sq_bytes = 0;
 }
 
 /* Stop everything on @c; it is freed once its operations and requests are done. */
@@ -218,7 +219,7 @@ static int gw_conn_rec_start(struct gw_conn *c)
 			 (unsigned long long)c->info.id, flen, c->rec_max);
 		return -EMSGSIZE;
 	}
-	if (c->nreq >= GW_TCP_INFLIGHT_MAX)
+	if (c->nreq >= GW_TCP_INFLIGHT_MAX || c->sq_bytes >= GW_TCP_SENDQ_MAX)
 		return gw_conn_stall(c, GW_STALL_INFLIGHT);
 	if ((m & RPC_REC_LAST) && flen <= gw_tcp.small_size) {
 		pool = gw_tcp.small;
@@ -487,7 +488,9 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 		return;
 	}
 	if (res < 0) {
-		gw_conn_close(c, false, strerror(-res)); /* releases the queued replies */
+		gw_conn_close(c, false, strerror(-res));
+		gw_conn_flush_sendq(c); /* not done by a close while the send was out */
+		gw_conn_kick(c);
 		return;
 	}
 	gw_tcp_stat(&gw_tcp.srv->stats.bytes_out, res);
@@ -499,6 +502,7 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 		}
 		n -= left;
 		c->sent = 0;
+		c->sq_bytes -= xdr_out_len(&r->w.req.reply);
 		c->sq_head = r->snext;
 		if (!c->sq_head)
 			c->sq_tail = NULL;
@@ -528,6 +532,7 @@ void gw_tcp_take_replies(void)
 		else
 			c->sq_head = r;
 		c->sq_tail = r;
+		c->sq_bytes += xdr_out_len(&r->w.req.reply);
 		gw_conn_kick(c);
 	}
 }

@@ -30,8 +30,8 @@
 
 #define GW_CHUNK_SIZE (1024 * 1024 + 64 * 1024)
 #define GW_CHUNKS 512
-#define GW_SMALL_CHUNK_SIZE (64 * 1024)
-#define GW_SMALL_CHUNKS 2048
+#define GW_SMALL_CHUNK_SIZE (16 * 1024)
+#define GW_SMALL_CHUNKS 8192
 
 static struct gw_cli cli;
 static sigset_t sigs;

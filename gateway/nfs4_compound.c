@@ -232,6 +232,9 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 		} else if (status != NFS4_OK && !c->keep_body) {
 			xdr_out_truncate(c->out, &body);
 		}
+		/* SETATTR4res carries attrsset whatever the status: an empty one */
+		if (opnum == OP_SETATTR && status != NFS4_OK && !c->keep_body)
+			xdr_enc_u32(c->out, 0);
 		xdr_out_fill(&m_opstat, status);
 		if (status != NFS4_OK) {
 			if (status != NFS4ERR_NOTSUPP || opnum != OP_SEEK)
