@@ -40,7 +40,8 @@ struct lock_owner4 {
 
 static int dec_lock_owner(struct xdr_in *x, struct lock_owner4 *lo)
 {
-	if (xdr_dec_u64(x, &lo->clientid) || xdr_dec_opaque(x, &lo->owner, &lo->len, NFS4_OWNER_MAX))
+	if (xdr_dec_u64(x, &lo->clientid) ||
+	    xdr_dec_opaque(x, &lo->owner, &lo->len, NFS4_OWNER_MAX))
 		return -EBADMSG;
 	return 0;
 }
@@ -91,15 +92,20 @@ int nfs4_dec_lock(struct xdr_in *x, void *args)
 	    xdr_dec_u64(x, &a->offset) || xdr_dec_u64(x, &a->length) ||
 	    xdr_dec_bool(x, &a->new_owner))
 		return -EBADMSG;
-	if (a->new_owner)
-		return xdr_dec_u32(x, &a->open_seqid) || nfs4_dec_stateid(x, &a->open_sid) ||
-			       xdr_dec_u32(x, &a->lock_seqid) || dec_lock_owner(x, &a->lo)
-		       ? -EBADMSG
-		       : 0;
-	return nfs4_dec_stateid(x, &a->lock_sid) || xdr_dec_u32(x, &a->lock_seqid) ? -EBADMSG : 0;
+	if (a->new_owner) {
+		/* open_to_lock_owner4 */
+		if (xdr_dec_u32(x, &a->open_seqid) || nfs4_dec_stateid(x, &a->open_sid) ||
+		    xdr_dec_u32(x, &a->lock_seqid) || dec_lock_owner(x, &a->lo))
+			return -EBADMSG;
+		return 0;
+	}
+	/* exist_lock_owner4 */
+	if (nfs4_dec_stateid(x, &a->lock_sid) || xdr_dec_u32(x, &a->lock_seqid))
+		return -EBADMSG;
+	return 0;
 }
 
-/* The 4.0 seqid check of @oo: NFS4_OK to go on, else the status to answer (*replayed: from the cache) */
+/* The 4.0 seqid check of @oo: NFS4_OK to go on, else the answer (*replayed: from the cache) */
 static uint32_t owner_seqid(struct nfs4_compound *c, struct nfs4_owner *oo, uint32_t seqid,
 			    bool *replayed)
 {
@@ -247,8 +253,8 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_NO_GRACE; /* nothing survives a restart */
 		goto done;
 	}
-	if (!(ls->open->access & (type == READ_LT ? OPEN4_SHARE_ACCESS_READ
-						   : OPEN4_SHARE_ACCESS_WRITE))) {
+	if (!(ls->open->access &
+	      (type == READ_LT ? OPEN4_SHARE_ACCESS_READ : OPEN4_SHARE_ACCESS_WRITE))) {
 		status = NFS4ERR_OPENMODE;
 		goto done;
 	}
@@ -297,8 +303,8 @@ int nfs4_dec_lockt(struct xdr_in *x, void *args)
 {
 	struct lockt_args *a = args;
 
-	if (dec_locktype(x, &a->type) || xdr_dec_u64(x, &a->offset) ||
-	    xdr_dec_u64(x, &a->length) || dec_lock_owner(x, &a->lo))
+	if (dec_locktype(x, &a->type) || xdr_dec_u64(x, &a->offset) || xdr_dec_u64(x, &a->length) ||
+	    dec_lock_owner(x, &a->lo))
 		return -EBADMSG;
 	return 0;
 }
@@ -335,8 +341,8 @@ uint32_t nfs4_run_lockt(struct nfs4_compound *c, void *args)
 		goto out;
 	/* an owner unknown here holds no lock: everything in the range conflicts */
 	lo = nfs4_owner_find(clp, true, a->lo.owner, a->lo.len);
-	conflict = nfs4_lset_conflict(&f->locks, plain_type(a->type), start, end, same_lockowner,
-				      lo);
+	conflict =
+		nfs4_lset_conflict(&f->locks, plain_type(a->type), start, end, same_lockowner, lo);
 	if (conflict) {
 		enc_denied(c, conflict);
 		status = NFS4ERR_DENIED;

@@ -84,8 +84,8 @@ int nfs4_dec_open(struct xdr_in *x, void *args)
 {
 	struct open_args *a = args;
 
-	if (xdr_dec_u32(x, &a->seqid) || xdr_dec_u32(x, &a->access) ||
-	    xdr_dec_u32(x, &a->deny) || xdr_dec_u64(x, &a->clientid) ||
+	if (xdr_dec_u32(x, &a->seqid) || xdr_dec_u32(x, &a->access) || xdr_dec_u32(x, &a->deny) ||
+	    xdr_dec_u64(x, &a->clientid) ||
 	    xdr_dec_opaque(x, &a->owner, &a->owner_len, NFS4_OWNER_MAX) ||
 	    xdr_dec_enum(x, &a->opentype, OPEN4_CREATE))
 		return -EBADMSG;
@@ -226,8 +226,7 @@ static uint32_t create_file(struct nfs4_compound *c, struct open_args *a, struct
 }
 
 /* Attributes of a file just made: the client's, then the exclusive verifier */
-static uint32_t set_create_attrs(struct nfs4_compound *c, struct open_args *a,
-				 struct open_res *r)
+static uint32_t set_create_attrs(struct nfs4_compound *c, struct open_args *a, struct open_res *r)
 {
 	struct nfs4_sattr sa = a->sattr;
 	uint32_t status = NFS4_OK, m, at;
@@ -237,7 +236,8 @@ static uint32_t set_create_attrs(struct nfs4_compound *c, struct open_args *a,
 		/* the size of an empty new file is already 0 */
 		if (nfs4_bm_isset(&sa.mask, FATTR4_SIZE) && sa.size == 0)
 			sa.mask.w[FATTR4_SIZE / 32] &= ~(1U << (FATTR4_SIZE % 32));
-		status = nfs4_apply_sattr(c, r->obj, &sa, (a->access & OPEN4_SHARE_ACCESS_WRITE) ? r->fd : -1,
+		status = nfs4_apply_sattr(c, r->obj, &sa,
+					  (a->access & OPEN4_SHARE_ACCESS_WRITE) ? r->fd : -1,
 					  &r->attrset);
 		if (status != NFS4_OK)
 			return status;
@@ -471,9 +471,9 @@ static uint32_t check_share_args(const struct nfs4_compound *c, uint32_t access,
 		return NFS4ERR_INVAL;
 	if (c->minor == 0)
 		return (access & ~(uint32_t)OPEN4_SHARE_ACCESS_BOTH) ? NFS4ERR_INVAL : NFS4_OK;
-	if (access & ~(uint32_t)(OPEN4_SHARE_ACCESS_BOTH | WANT_DELEG_MASK |
-				 WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL |
-				 WANT_PUSH_DELEG_WHEN_UNCONTENDED))
+	if (access &
+	    ~(uint32_t)(OPEN4_SHARE_ACCESS_BOTH | WANT_DELEG_MASK |
+			WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL | WANT_PUSH_DELEG_WHEN_UNCONTENDED))
 		return NFS4ERR_INVAL;
 	if (want > WANT_CANCEL)
 		return NFS4ERR_INVAL;
@@ -700,9 +700,9 @@ uint32_t nfs4_run_open_downgrade(struct nfs4_compound *c, void *args)
 		s->deny = a->deny;
 		for (i = 0; i < 4; i++) {
 			if (i & ~access)
-				s->access_bmap &= (uint8_t)~(1U << i);
+				s->access_bmap &= (uint8_t) ~(1U << i);
 			if (i & ~a->deny)
-				s->deny_bmap &= (uint8_t)~(1U << i);
+				s->deny_bmap &= (uint8_t) ~(1U << i);
 		}
 		nfs4_stid_bump(s);
 		nfs4_enc_stateid(c->out, &s->sid);

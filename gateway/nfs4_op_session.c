@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * NFSv4.1 sessions (RFC 8881 §18.35-18.37, §18.46, §18.48-18.51):
+ * NFSv4.1 sessions (RFC 8881 §18.34-18.38, §18.46, §18.48, §18.50, §18.51):
  * EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_SESSION,
  * DESTROY_CLIENTID, BIND_CONN_TO_SESSION, RECLAIM_COMPLETE, TEST_STATEID
  * and FREE_STATEID.
@@ -93,9 +93,8 @@ int nfs4_dec_exchange_id(struct xdr_in *x, void *args)
 		return -EBADMSG;
 	if (a->how == SP4_MACH_CRED && dec_sp_ops(x))
 		return -EBADMSG;
-	if (a->how == SP4_SSV &&
-	    (dec_sp_ops(x) || dec_oids(x) || dec_oids(x) || xdr_dec_u32(x, &u) ||
-	     xdr_dec_u32(x, &u)))
+	if (a->how == SP4_SSV && (dec_sp_ops(x) || dec_oids(x) || dec_oids(x) ||
+				  xdr_dec_u32(x, &u) || xdr_dec_u32(x, &u)))
 		return -EBADMSG;
 	/* client_impl_id<1>: read and ignored */
 	if (xdr_dec_count(x, &n, NFS4_IMPL_ID_MAX, 20))

@@ -317,14 +317,6 @@ time_t nfs4_now(void)
 	return ts.tv_sec;
 }
 
-unsigned int nfs4_lease(struct nfs4_compound *c)
-{
-	unsigned int lease = c->srv->cfg ? c->srv->cfg->lease_time : GW_LEASE_DEFAULT;
-
-	c->srv->state->lease = lease;
-	return lease;
-}
-
 /* ================================================================ clients */
 
 static struct nfs4_client **cbucket(struct nfs4_state *st, uint64_t clientid)
@@ -446,8 +438,7 @@ void nfs4_client_renew(struct nfs4_compound *c, struct nfs4_client *clp)
 	clp->renewed = nfs4_now();
 }
 
-uint32_t nfs4_client_lookup40(struct nfs4_compound *c, uint64_t clientid,
-			      struct nfs4_client **out)
+uint32_t nfs4_client_lookup40(struct nfs4_compound *c, uint64_t clientid, struct nfs4_client **out)
 {
 	struct nfs4_state *st = c->srv->state;
 	struct nfs4_client *clp;
@@ -778,8 +769,8 @@ void nfs4_file_maybe_free(struct nfs4_state *st, struct nfs4_file *f)
 	free(f);
 }
 
-bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *except,
-			uint32_t access, uint32_t deny)
+bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *except, uint32_t access,
+			uint32_t deny)
 {
 	const struct nfs4_stid *s;
 
@@ -1165,7 +1156,8 @@ static void reap_owners(struct nfs4_state *st, struct nfs4_client *clp, time_t n
 
 	for (oo = clp->owners; oo; oo = next) {
 		next = oo->next;
-		if (!oo->is_lock && !oo->refs && (!oo->stids || (oo->stids == oo->last_closed && !oo->stids->o_next)) &&
+		if (!oo->is_lock && !oo->refs &&
+		    (!oo->stids || (oo->stids == oo->last_closed && !oo->stids->o_next)) &&
 		    now - oo->used > (time_t)lease)
 			nfs4_owner_release(st, oo);
 	}

@@ -103,8 +103,8 @@ void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status
  * and renews the lease. *fd_owned says whether the caller must close it.
  * Returns an nfsstat4.
  */
-uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid,
-			  struct gw_obj *o, bool write, int *fd, bool *fd_owned);
+uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid, struct gw_obj *o,
+			  bool write, int *fd, bool *fd_owned);
 
 /* Is there a lock conflicting with I/O of [off, off+len) by @sid's owner? (NFS4ERR_LOCKED) */
 uint32_t nfs4_state_check_lock(struct nfs4_compound *c, const struct nfs4_stateid *sid,
@@ -135,10 +135,10 @@ bool nfs4_seqid_mutating(uint32_t status);
 /* Stateid generation: NFS4_OK, OLD_STATEID or BAD_STATEID (4.1: seqid 0 is "current") */
 uint32_t nfs4_sid_gen_check(uint32_t cur, uint32_t given, uint32_t minor);
 
-bool nfs4_sid_is_anon(const struct nfs4_stateid *sid);	   /* all zeros */
-bool nfs4_sid_is_bypass(const struct nfs4_stateid *sid);   /* all ones */
-bool nfs4_sid_is_current(const struct nfs4_stateid *sid);  /* 4.1: seqid 1, other 0 */
-bool nfs4_sid_is_special(const struct nfs4_stateid *sid);  /* other all 0 or all 1 */
+bool nfs4_sid_is_anon(const struct nfs4_stateid *sid);	  /* all zeros */
+bool nfs4_sid_is_bypass(const struct nfs4_stateid *sid);  /* all ones */
+bool nfs4_sid_is_current(const struct nfs4_stateid *sid); /* 4.1: seqid 1, other 0 */
+bool nfs4_sid_is_special(const struct nfs4_stateid *sid); /* other all 0 or all 1 */
 
 /* Do share reservations (access a, deny d) and (a2, d2) conflict? */
 static inline bool nfs4_share_conflict(uint32_t a, uint32_t d, uint32_t a2, uint32_t d2)
@@ -174,7 +174,7 @@ typedef bool nfs4_lsame_fn(const void *owner, const void *arg);
 const struct nfs4_lrange *nfs4_lset_conflict(const struct nfs4_lset *s, uint32_t type,
 					     uint64_t start, uint64_t end, nfs4_lsame_fn *same,
 					     const void *arg);
-/* Lock [start, end] as @type for @owner (no conflict check): replaces, splits, merges. 0 or -ENOMEM */
+/* Lock [start, end] as @type for @owner, no conflict check: replace, split, merge. 0 or -ENOMEM */
 int nfs4_lset_lock(struct nfs4_lset *s, const void *owner, uint32_t type, uint64_t start,
 		   uint64_t end);
 /* Unlock [start, end] of @owner (a range split in two may need room: 0 or -ENOMEM) */
@@ -209,9 +209,9 @@ struct nfs4_cs_res {
 struct nfs4_slot {
 	uint32_t seqid;
 	bool inuse;
-	bool cached;   /* buf holds the reply to seqid */
+	bool cached; /* buf holds the reply to seqid */
 	uint32_t len;
-	uint8_t *buf;  /* NFS4_REPLY_CACHE_MAX bytes, allocated on first use */
+	uint8_t *buf; /* NFS4_REPLY_CACHE_MAX bytes, allocated on first use */
 };
 
 struct nfs4_session {
@@ -235,15 +235,15 @@ struct nfs4_client {
 	uint8_t *name; /* nfs_client_id4.id / co_ownerid */
 	uint32_t name_len;
 	uint8_t verf[NFS4_VERIFIER_SIZE];
-	uint8_t confirm[NFS4_VERIFIER_SIZE]; /* 4.0 setclientid_confirm */
+	uint8_t confirm[NFS4_VERIFIER_SIZE];	 /* 4.0 setclientid_confirm */
 	uint8_t upd_confirm[NFS4_VERIFIER_SIZE]; /* 4.0: a confirmed client's callback update */
 	bool upd_pending;
-	uint32_t minor;			     /* 0: SETCLIENTID, 1: EXCHANGE_ID */
+	uint32_t minor; /* 0: SETCLIENTID, 1: EXCHANGE_ID */
 	bool confirmed;
-	bool expired; /* lease ran out: no state, kept to answer EXPIRED */
+	bool expired;		   /* lease ran out: no state, kept to answer EXPIRED */
 	uint32_t flavor, uid, gid; /* principal that made it */
 	struct sockaddr_storage addr;
-	time_t renewed;	  /* monotonic seconds */
+	time_t renewed;	   /* monotonic seconds */
 	unsigned int busy; /* COMPOUNDs using it right now */
 	uint32_t exchange_flags;
 	/* CREATE_SESSION slot */
@@ -288,7 +288,7 @@ struct nfs4_file {
 	struct nfs4_file *hnext;
 	uint32_t xid;
 	uint64_t fileid;
-	struct nfs4_stid *opens; /* open stateids (f_next) */
+	struct nfs4_stid *opens;  /* open stateids (f_next) */
 	struct nfs4_stid *lstids; /* lock stateids (f_next) */
 	struct nfs4_lset locks;	  /* owner tag: the lock stateid */
 };
@@ -296,7 +296,7 @@ struct nfs4_file {
 enum nfs4_stid_type { NFS4_STID_OPEN = 1, NFS4_STID_LOCK = 2, NFS4_STID_CLOSED = 3 };
 
 struct nfs4_stid {
-	struct nfs4_stid *hnext; /* by other */
+	struct nfs4_stid *hnext;  /* by other */
 	struct nfs4_stid *o_next; /* owner's list */
 	struct nfs4_stid *f_next; /* file's list */
 	uint8_t type;
@@ -332,8 +332,6 @@ void nfs4_state_unlock(struct nfs4_state *st);
 void nfs4_state_defer_close(struct nfs4_state *st, int fd);
 
 time_t nfs4_now(void);
-/* The lease time in force (c->srv->cfg, cfg_lock held by the engine) */
-unsigned int nfs4_lease(struct nfs4_compound *c);
 
 /* ---- clients (state lock held) */
 struct nfs4_client *nfs4_client_new(struct nfs4_state *st, const uint8_t *name, uint32_t len,
@@ -353,8 +351,7 @@ bool nfs4_client_same_principal(const struct nfs4_compound *c, const struct nfs4
  * 4.0: the confirmed client @clientid names, renewing its lease.
  * NFS4_OK, STALE_CLIENTID (other boot, unknown, unconfirmed), EXPIRED.
  */
-uint32_t nfs4_client_lookup40(struct nfs4_compound *c, uint64_t clientid,
-			      struct nfs4_client **out);
+uint32_t nfs4_client_lookup40(struct nfs4_compound *c, uint64_t clientid, struct nfs4_client **out);
 /* The client an op of @c acts for: 4.1 the session's, 4.0 @clientid's */
 uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid, struct nfs4_client **out);
 void nfs4_client_renew(struct nfs4_compound *c, struct nfs4_client *clp);
@@ -424,8 +421,8 @@ bool nfs4_stid_on(const struct nfs4_stid *s, const struct gw_obj *o);
 void nfs4_stid_bump(struct nfs4_stid *s);
 
 /* Is (access, deny) compatible with every other open of @f (@except: an open to ignore)? */
-bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *except,
-			uint32_t access, uint32_t deny);
+bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *except, uint32_t access,
+			uint32_t deny);
 
 /* The status OPEN, LOCK and LOCKT give for an object that is not a regular file */
 uint32_t nfs4_check_reg(const struct nfs4_compound *c, const struct gw_obj *o);
