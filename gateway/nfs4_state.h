@@ -8,8 +8,10 @@
  * The interface the COMPOUND engine and the file operations use is
  * first; the operations on state themselves (EXCHANGE_ID ... LOCKU) are
  * in nfs4_ops.h like every other op. The second half of this header is
- * the state model those operations share (nfs4_state.c,
- * nfs4_op_session.c, nfs4_op_clientid.c, nfs4_op_open.c,
+ * the state model those operations share (nfs4_state.c: clients,
+ * sessions, owners, leases; nfs4_stateid.c: files and stateids;
+ * nfs4_state_io.c: the I/O interface; nfs4_lockset.c: byte-range lock
+ * sets; and nfs4_op_session.c, nfs4_op_clientid.c, nfs4_op_open.c,
  * nfs4_op_lock.c), and the pure pieces of logic the unit test checks.
  *
  * Operation

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * NFSv4 state as READ and WRITE see it: the fd an I/O goes through for a
+ * stateid (a dup of the open's fd, or one opened with the caller's
+ * credentials for the special stateids, after checking the share
+ * reservations they must respect), and the byte-range locks an I/O must
+ * not cross (NFS4ERR_LOCKED). Each call takes and drops the state lock
+ * itself; files are opened only after it is dropped (nfs4_state.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "nfs4_state.h"
+
+/* Share reservations a READ or WRITE with a special stateid must respect (nfsd: LOCKED) */
+static uint32_t special_io_check(struct nfs4_state *st, const struct nfs4_stateid *sid,
+				 struct gw_obj *o, bool write)
+{
+	const struct nfs4_file *f;
+	const struct nfs4_stid *s;
+	uint32_t status = NFS4_OK;
+
+	if (nfs4_sid_is_bypass(sid) && !write)
+		return NFS4_OK;
+	nfs4_state_lock(st);
+	f = nfs4_file_find(st, o, false);
+	for (s = f ? f->opens : NULL; s; s = s->f_next)
+		if (s->deny & (write ? OPEN4_SHARE_DENY_WRITE : OPEN4_SHARE_DENY_READ)) {
+			status = NFS4ERR_LOCKED;
+			break;
+		}
+	nfs4_state_unlock(st);
+	return status;
+}
+
+uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid_in,
+			  struct gw_obj *o, bool write, int *fd, bool *fd_owned)
+{
+	struct nfs4_state *st = c->srv->state;
+	struct nfs4_stateid sid = *sid_in;
+	struct nfs4_stid *s, *open;
+	uint32_t status;
+	int got = -1, err;
+
+	*fd = -1;
+	*fd_owned = false;
+	status = nfs4_resolve_current_sid(c, &sid);
+	if (status != NFS4_OK)
+		return status;
+	if (nfs4_sid_is_anon(&sid) || nfs4_sid_is_bypass(&sid)) {
+		status = special_io_check(st, &sid, o, write);
+		if (status != NFS4_OK)
+			return status;
+		goto open_new;
+	}
+	nfs4_state_lock(st);
+	status = nfs4_stid_lookup(c, &sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK, &s);
+	if (status != NFS4_OK)
+		goto out_unlock;
+	if (!nfs4_stid_on(s, o)) {
+		status = NFS4ERR_BAD_STATEID;
+		goto out_unlock;
+	}
+	open = s->type == NFS4_STID_LOCK ? s->open : s;
+	if (!open->owner->confirmed) {
+		status = NFS4ERR_BAD_STATEID;
+		goto out_unlock;
+	}
+	/* as nfsd, READ is allowed with any open (a client reads to fill pages it writes) */
+	if (write && !(open->access & OPEN4_SHARE_ACCESS_WRITE)) {
+		status = NFS4ERR_OPENMODE;
+		goto out_unlock;
+	}
+	if (write)
+		got = open->fds[O_WRONLY] >= 0 ? open->fds[O_WRONLY] : open->fds[O_RDWR];
+	else
+		got = open->fds[O_RDONLY] >= 0 ? open->fds[O_RDONLY] : open->fds[O_RDWR];
+	if (got >= 0) {
+		got = fcntl(got, F_DUPFD_CLOEXEC, 3);
+		if (got < 0)
+			status = nfs4_errno(-errno);
+	}
+	nfs4_state_unlock(st);
+	if (status != NFS4_OK)
+		return status;
+	if (got >= 0) {
+		*fd = got;
+		*fd_owned = true;
+		return NFS4_OK;
+	}
+open_new:
+	/* no fd of that mode in the state (READ through a write-only open): the caller's own */
+	err = gw_obj_open(o, write ? O_WRONLY : O_RDONLY);
+	if (err < 0)
+		return nfs4_errno(err);
+	*fd = err;
+	*fd_owned = true;
+	return NFS4_OK;
+
+out_unlock:
+	nfs4_state_unlock(st);
+	return status;
+}
+
+static bool same_open(const void *owner, const void *arg)
+{
+	const struct nfs4_stid *l = owner;
+
+	return l->open == arg;
+}
+
+uint32_t nfs4_state_check_lock(struct nfs4_compound *c, const struct nfs4_stateid *sid_in,
+			       struct gw_obj *o, uint64_t off, uint64_t len, bool write)
+{
+	struct nfs4_state *st = c->srv->state;
+	struct nfs4_stateid sid = *sid_in;
+	const struct nfs4_file *f;
+	struct nfs4_stid *s = NULL;
+	nfs4_lsame_fn *same = NULL;
+	const void *arg = NULL;
+	uint64_t end;
+	uint32_t status = NFS4_OK;
+
+	if (len == 0)
+		return NFS4_OK;
+	end = len - 1 > UINT64_MAX - off ? UINT64_MAX : off + (len - 1);
+	if (nfs4_resolve_current_sid(c, &sid) != NFS4_OK)
+		return NFS4_OK; /* the stateid check of the op itself reports it */
+	nfs4_state_lock(st);
+	f = nfs4_file_find(st, o, false);
+	if (!f || !f->locks.n)
+		goto out;
+	/* the I/O's own locks: a lock stateid's, or those taken through an open stateid */
+	if (!nfs4_sid_is_special(&sid) &&
+	    nfs4_stid_lookup(c, &sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &s) ==
+		    NFS4_OK) {
+		if (s->type == NFS4_STID_LOCK) {
+			arg = s;
+		} else {
+			same = same_open;
+			arg = s;
+		}
+	}
+	if (nfs4_lset_conflict(&f->locks, write ? WRITE_LT : READ_LT, off, end, same, arg))
+		status = NFS4ERR_LOCKED;
+out:
+	nfs4_state_unlock(st);
+	return status;
+}
