@@ -63,6 +63,7 @@
 #include "nfs4.h"
 
 struct nfs4_state;
+struct lacuna_client;
 
 #define GW_FH_VERSION 1
 #define GW_FH_FILE 1
@@ -89,6 +90,7 @@ struct gw_xport {
 	int fd;			/* O_PATH of path */
 	int bfd;		/* O_PATH of back_path (== fd for a plain export) */
 	int hfd;		/* back_path opened O_RDONLY: open_by_handle_at() refuses O_PATH */
+	struct lacuna_client *lc; /* sparse reads into gw.pool through lacunafs, or NULL */
 	uint64_t fsid_major, fsid_minor;
 	struct gw_fh root_fh;
 	uint64_t root_ino;	/* fileid of the export root */
@@ -135,6 +137,8 @@ struct gw_stats {
 	atomic_ullong conns_accepted, conns_open, conns_dropped;
 	atomic_ullong bytes_in, bytes_out;
 	atomic_ullong read_bytes, write_bytes;
+	/* READ_PLUS: bytes of data and of holes sent; replies taken atomically or not */
+	atomic_ullong rp_data_bytes, rp_hole_bytes, rp_atomic, rp_fallback, rp_unstable;
 };
 
 struct gw_srv {

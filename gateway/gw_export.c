@@ -27,9 +27,12 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "lacuna/lacuna.h"
 #include "log.h"
 
 struct gw_srv gw = { .cfg_lock = PTHREAD_RWLOCK_INITIALIZER };
+
+static void open_sparse_client(struct gw_xport *xp);
 
 static uint32_t fnv1a(const char *s)
 {
@@ -219,14 +222,44 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 	err = make_root_fh(xp, &bst);
 	if (err)
 		return err;
+	if (xp->lacunafs)
+		open_sparse_client(xp);
 	log_info("export %s%s%s (id %08x)", real, xp->lacunafs ? ": lacunafs over " : "",
 		 xp->lacunafs ? xp->back_path : ": plain directory, sparse reads not atomic",
 		 xp->id);
 	return 0;
 }
 
+/*
+ * READ_PLUS and SEEK read through lacunafs's atomic sparse read, with
+ * the chunk pool registered as the arena the data lands in. Without it
+ * (an old lacunafs, a pool that is not a memfd) they use the fallback,
+ * which is correct but not atomic.
+ */
+static void open_sparse_client(struct gw_xport *xp)
+{
+	int fd, err = -EINVAL;
+
+	fd = open(xp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		log_warn("%s: open: %s: sparse reads will not be atomic", xp->path, strerror(errno));
+		return;
+	}
+	if (gw.pool && chunk_pool_fd(gw.pool) >= 0)
+		err = lacuna_client_open_arena(fd, chunk_pool_fd(gw.pool), chunk_pool_base(gw.pool),
+					       chunk_pool_length(gw.pool), &xp->lc);
+	close(fd);
+	if (err) {
+		xp->lc = NULL;
+		log_warn("%s: lacunafs sparse-read client: %s: sparse reads will not be atomic",
+			 xp->path, strerror(-err));
+	}
+}
+
 static void xport_free(struct gw_xport *xp)
 {
+	if (xp->lc)
+		lacuna_client_close(xp->lc);
 	if (xp->hfd >= 0)
 		close(xp->hfd);
 	if (xp->bfd >= 0 && xp->bfd != xp->fd)

@@ -106,6 +106,10 @@ static void write_stats(const char *path)
 		gw.stats.write_bytes);
 	fprintf(f, "clients %u\nsessions %u\nopens %u\nlocks %u\n", ss.clients, ss.sessions,
 		ss.opens, ss.locks);
+	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
+		gw.stats.rp_hole_bytes);
+	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
+		gw.stats.rp_atomic, gw.stats.rp_fallback, gw.stats.rp_unstable);
 	for (i = 0; i <= NFS4_OP_LAST; i++)
 		if (gw.stats.ops[i])
 			fprintf(f, "op %s %llu errors %llu\n", nfs4_ops[i].name + 3,

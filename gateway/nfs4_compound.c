@@ -237,8 +237,7 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 			xdr_enc_u32(c->out, 0);
 		xdr_out_fill(&m_opstat, status);
 		if (status != NFS4_OK) {
-			if (status != NFS4ERR_NOTSUPP || opnum != OP_SEEK)
-				log_debug("compound: %s: %s", d->name, nfs4_status_name(status));
+			log_debug("compound: %s: %s", d->name, nfs4_status_name(status));
 			break;
 		}
 	}

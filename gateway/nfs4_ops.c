@@ -36,6 +36,8 @@ uint32_t nfs4_run_notsupp(struct nfs4_compound *c, void *args)
 /* the largest fixed results: LOCK4denied with a maximal owner, READLINK */
 #define DENIED_MAX (8 + 8 + 4 + 8 + 4 + NFS4_OWNER_MAX)
 #define FATTR_MAX 2048
+/* READ_PLUS bounds its own reply; it needs room for eof, a count and one hole */
+#define RP_MIN (8 + 20)
 
 const struct nfs4_op_desc nfs4_ops[NFS4_OP_LAST + 1] = {
 	[0] = { .name = "0", .run = nfs4_run_notsupp },
@@ -102,17 +104,17 @@ const struct nfs4_op_desc nfs4_ops[NFS4_OP_LAST + 1] = {
 	OP(OP_DESTROY_CLIENTID, destroy_clientid, OPF_NOSESSION | OPF_SOLO, 0, V41),
 	OP(OP_RECLAIM_COMPLETE, reclaim_complete, 0, 0, V41),
 	/* 4.2 */
-	NOTSUPP(OP_ALLOCATE, 2),
+	OP(OP_ALLOCATE, allocate, OPF_CFH | OPF_MODIFIES, 0, 2, NFS4_MINOR_MAX),
 	NOTSUPP(OP_COPY, 2),
 	NOTSUPP(OP_COPY_NOTIFY, 2),
-	NOTSUPP(OP_DEALLOCATE, 2),
+	OP(OP_DEALLOCATE, deallocate, OPF_CFH | OPF_MODIFIES, 0, 2, NFS4_MINOR_MAX),
 	NOTSUPP(OP_IO_ADVISE, 2),
 	NOTSUPP(OP_LAYOUTERROR, 2),
 	NOTSUPP(OP_LAYOUTSTATS, 2),
 	NOTSUPP(OP_OFFLOAD_CANCEL, 2),
 	NOTSUPP(OP_OFFLOAD_STATUS, 2),
-	NOTSUPP(OP_READ_PLUS, 2),
-	NOTSUPP(OP_SEEK, 2),
+	OP(OP_READ_PLUS, read_plus, OPF_CFH, RP_MIN, 2, NFS4_MINOR_MAX),
+	OP(OP_SEEK, seek, OPF_CFH, 12, 2, NFS4_MINOR_MAX),
 	NOTSUPP(OP_WRITE_SAME, 2),
 	NOTSUPP(OP_CLONE, 2),
 	NOTSUPP(OP_GETXATTR, 2),

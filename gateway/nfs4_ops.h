@@ -53,6 +53,12 @@ NFS4_OP(read);
 NFS4_OP(write);
 NFS4_OP(commit);
 
+/* nfs4_op_sparse.c, nfs4_op_alloc.c (4.2) */
+NFS4_OP(read_plus);
+NFS4_OP(seek);
+NFS4_OP(allocate);
+NFS4_OP(deallocate);
+
 /* nfs4_op_session.c (4.1) */
 NFS4_OP(exchange_id);
 NFS4_OP(create_session);
