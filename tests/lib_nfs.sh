@@ -16,6 +16,10 @@
 #   nfs_stop                   SIGTERM, wait, check exit status 0 and that
 #                              the log holds no sanitizer report
 #   nfs_alive                  is the server still running?
+#   nfs_run CMD...             run a client command with a time limit;
+#                              once one hits it, the server is taken for
+#                              hung: later ones fail at once (status 124)
+#                              and nfs_stop fails the test
 #   nfs_url PATH               libnfs URL of PATH (relative to the export)
 #   nfs_put LOCAL PATH         upload with libnfs in WRITEs of <= 3 KiB
 #
@@ -24,7 +28,7 @@
 # double slash: libnfs splits a URL into export path and file at the last
 # slash, and "" is no export path). DIR is exported rw with
 # no_root_squash: the tests run as root and check files as root.
-# ARGS go to lacunad after the test's own (--threads 2, --lease-time 10).
+# ARGS are added to lacunad's command line (--threads 2, --lease-time 10).
 #
 # With LT_NFS_SERVER=ganesha the same tests run against NFS-Ganesha (VFS
 # backend, DIR as the pseudo root "/"), to tell a test's mistakes from a
@@ -106,10 +110,10 @@ _nfs_unreserve() {
 lt_push_cleanup _nfs_unreserve
 
 nfs_free_port() {
-	local lo=${LT_NFS_PORTS%-*} hi=${LT_NFS_PORTS#*-} n i p
+	local lo=${LT_NFS_PORTS%-*} hi=${LT_NFS_PORTS#*-} n i p start=$RANDOM
 	n=$((hi - lo + 1))
 	for ((i = 0; i < n; i++)); do
-		p=$((lo + (RANDOM + i) % n))
+		p=$((lo + (start + i) % n))
 		_nfs_port_free "$p" || continue
 		_nfs_reserve "$p" || continue
 		echo "$p"
@@ -122,13 +126,13 @@ nfs_make_export() {
 	local kind=$1 name=$2
 	case $kind in
 	ext4 | xfs)
+		[ "$LT_NFS_SERVER" = ganesha ] || lt_require_fuse
 		lt_make_fs "$kind" "$name"
 		NFS_BACKING=$LT_FS
 		if [ "$LT_NFS_SERVER" = ganesha ]; then
 			# Ganesha's VFS backend cannot export a FUSE mount
 			NFS_EXPORT=$NFS_BACKING
 		else
-			lt_require_fuse
 			NFS_EXPORT="$LT_TMP/mnt-$name"
 			lt_mount_lacunafs "$NFS_BACKING" "$NFS_EXPORT"
 		fi
@@ -141,6 +145,16 @@ nfs_make_export() {
 		;;
 	*) lt_hard "nfs_make_export: unknown kind $kind" ;;
 	esac
+}
+
+# (a flag file, not a variable: clients often run in command substitutions)
+nfs_run() {
+	local rc
+	[ -e "$LT_TMP/nfs-hung" ] && return 124
+	timeout "$LT_NFS_TIMEOUT" "$@"
+	rc=$?
+	[ $rc = 124 ] && echo "$*" >"$LT_TMP/nfs-hung"
+	return $rc
 }
 
 nfs_url() {
@@ -242,6 +256,10 @@ nfs_stop() {
 	[ -n "$pid" ] || return 0
 	NFS_PID=""
 	unset "NFS_RUNNING[$pid]"
+	if [ -e "$LT_TMP/nfs-hung" ]; then
+		lt_fail "a client hung for ${LT_NFS_TIMEOUT} s (later ones were not run): $(cat "$LT_TMP/nfs-hung")"
+		rm -f "$LT_TMP/nfs-hung"
+	fi
 	if ! kill -0 "$pid" 2>/dev/null; then
 		wait "$pid" 2>/dev/null
 		rc=$?
@@ -280,7 +298,7 @@ nfs_stop() {
 # nfs_put LOCAL PATH: upload LOCAL to PATH with the system's libnfs, in
 # WRITEs small enough for libnfs 4.0 (see tests/lt_libnfs.py).
 nfs_put() {
-	timeout "$LT_NFS_TIMEOUT" python3 "$LT_LIBNFS" put "$1" "$(nfs_url "$2")"
+	nfs_run python3 "$LT_LIBNFS" put "$1" "$(nfs_url "$2")"
 }
 
 # nfs_sha256 FILE: the SHA-256 of FILE, alone.
@@ -369,8 +387,11 @@ nfs_cap_check() {
 		nfs_ts "$cap" -Y '_ws.malformed || _ws.expert.severity >= error' -V |
 			grep -E -B2 -A4 "Malformed|Expert Info \(Error" | head -n 60 | sed 's/^/#   /'
 	fi
+	# (Wireshark flags every stateid in a CLOSE reply, even the invalid
+	# special one that RFC 8881 18.2.4 asks for: not listed)
 	nfs_ts "$cap" -Y '(rpc || nfs) && _ws.expert.severity >= warning' -T fields \
-		-e frame.number -e _ws.expert.message | sed 's/^/# expert warning: frame /' | head -n 10
+		-e frame.number -e _ws.expert.message | grep -v "State ID deprecated in CLOSE" |
+		sed 's/^/# expert warning: frame /' | head -n 10
 	# Per frame: the type of each RPC message in it, the reply frame of
 	# each call that has one, each reply's status words.
 	nfs_ts "$cap" -Y rpc -T fields -E occurrence=a -E separator=';' \
@@ -395,4 +416,34 @@ nfs_cap_check() {
 	fi
 	lt_check_eq "$who: every reply MSG_ACCEPTED with SUCCESS" 0 "$rejected"
 	lt_check_eq "$who: no duplicate replies" "" "$(nfs_ts "$cap" -Y rpc.reply.dup -T fields -e frame.number)"
+}
+
+# nfs_cap_results FILE: "opcode status frame" for every op result of every
+# COMPOUND reply. A frame may hold several replies: tshark then lists the
+# fields of all of them in a row, which nfs.ops.count (one per reply)
+# splits again: each reply has its COMPOUND status, then one status per op.
+nfs_cap_results() {
+	nfs_ts "$1" -Y 'nfs && rpc.msgtyp == 1 && rpc.procedure == 1' -T fields \
+		-E occurrence=a -E separator=';' \
+		-e frame.number -e nfs.ops.count -e nfs.opcode -e nfs.nfsstat4 |
+		awk -F';' '{
+			k = split($2, cnt, ","); split($3, op, ","); split($4, st, ",")
+			o = 1; s = 1
+			for (j = 1; j <= k; j++) {
+				s++ # the COMPOUND status
+				for (i = 1; i <= cnt[j]; i++)
+					print op[o++], st[s++], $1
+			}
+		}'
+}
+
+# nfs_cap_opcounts FILE: "xid msgtyp nops" for every COMPOUND call and reply.
+nfs_cap_opcounts() {
+	nfs_ts "$1" -Y 'nfs && rpc.procedure == 1' -T fields -E occurrence=a -E separator=';' \
+		-e rpc.xid -e rpc.msgtyp -e nfs.ops.count |
+		awk -F';' '{
+			k = split($1, x, ","); split($2, t, ","); n = split($3, c, ",")
+			if (k != n) next # a NULL call beside a COMPOUND: not counted
+			for (j = 1; j <= k; j++) print x[j], t[j], c[j]
+		}'
 }
