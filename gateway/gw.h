@@ -212,6 +212,8 @@ static inline bool gw_obj_is_pseudo(const struct gw_obj *o)
 /* Run this thread's filesystem calls as @cred (NULL: as root again). */
 int gw_cred_enter(const struct gw_cred *cred);
 void gw_cred_leave(void);
+/* The identity in force on this thread, if not root's. */
+bool gw_cred_current(struct gw_cred *out);
 
 /* ---------------------------------------------------------------- errors (nfs4_errno.c) */
 

@@ -7,8 +7,10 @@
  * other than 0 the kernel drops the thread's filesystem capabilities, so
  * permission checks are those of that user; back at 0 they return.
  *
- * The identity in force is remembered per thread, so consecutive
- * operations of one caller cost no syscall.
+ * The identity in force is remembered per thread and left in force
+ * between COMPOUNDs, so consecutive requests of one caller cost no
+ * syscall; what needs root's capabilities (open_by_handle_at() when a
+ * handle is resolved) steps out of it and back.
  */
 #include <errno.h>
 #include <string.h>
@@ -74,6 +76,13 @@ int gw_cred_enter(const struct gw_cred *cred)
 	cur = *cred;
 	cur_set = true;
 	return 0;
+}
+
+bool gw_cred_current(struct gw_cred *out)
+{
+	if (cur_set)
+		*out = cur;
+	return cur_set;
 }
 
 void gw_cred_leave(void)

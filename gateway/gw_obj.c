@@ -440,7 +440,18 @@ int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_ob
 		*out = o;
 		return 0;
 	}
-	return resolve_file(s, fh, len, out);
+	{
+		struct gw_cred saved;
+		bool had = gw_cred_current(&saved);
+		int err;
+
+		/* open_by_handle_at() needs CAP_DAC_READ_SEARCH: as root, then back */
+		gw_cred_leave();
+		err = resolve_file(s, fh, len, out);
+		if (had && gw_cred_enter(&saved))
+			log_err("gw_obj_from_fh: could not restore the caller's credentials");
+		return err;
+	}
 }
 
 /* @name under a real directory; ".." allowed (LOOKUPP). */

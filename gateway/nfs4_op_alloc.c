@@ -64,8 +64,7 @@ static uint32_t run_fallocate(struct nfs4_compound *c, struct alloc_args *a, int
 		return status;
 	if (fallocate(fd, mode, (off_t)a->offset, (off_t)a->length) < 0)
 		status = nfs4_errno(-errno);
-	if (owned)
-		close(fd);
+	nfs4_state_io_done(c->srv, fd, owned);
 	return status;
 }
 

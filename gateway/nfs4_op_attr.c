@@ -103,8 +103,7 @@ static uint32_t setattr_do(struct nfs4_compound *c, struct setattr_args *a, stru
 			return st;
 	}
 	st = nfs4_apply_sattr(c, o, &a->sa, fd, set);
-	if (owned && fd >= 0)
-		close(fd);
+	nfs4_state_io_done(c->srv, fd, owned);
 	return st;
 }
 

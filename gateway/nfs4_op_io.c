@@ -131,11 +131,19 @@ uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
 		status = nfs4_errno((int)n);
 		goto out;
 	}
-	if (fstat(fd, &st) < 0) {
-		status = nfs4_errno(-errno);
-		goto out;
+	/*
+	 * A short read ends at end of file. A full one may too: ask the size
+	 * only then, and only for small reads (the next READ says eof anyway,
+	 * and a stat on lacunafs can be a round trip).
+	 */
+	eof = (size_t)n < count;
+	if (!eof && count < 65536) {
+		if (fstat(fd, &st) < 0) {
+			status = nfs4_errno(-errno);
+			goto out;
+		}
+		eof = (uint64_t)st.st_size <= a->offset + (uint64_t)n;
 	}
-	eof = (uint64_t)st.st_size <= a->offset + (uint64_t)n;
 	xdr_enc_bool(c->out, eof);
 	xdr_enc_opaque_ref(c->out, chunk, (uint32_t)n);
 	atomic_fetch_add_explicit(&c->srv->stats.read_bytes, (unsigned long long)n,
@@ -143,8 +151,7 @@ uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
 out:
 	if (chunk)
 		chunk_put(c->srv->pool, chunk);
-	if (owned)
-		close(fd);
+	nfs4_state_io_done(c->srv, fd, owned);
 	return status;
 }
 
@@ -206,8 +213,7 @@ uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
 	xdr_enc_opaque_fixed(c->out, c->srv->write_verf, NFS4_VERIFIER_SIZE);
 	atomic_fetch_add_explicit(&c->srv->stats.write_bytes, done, memory_order_relaxed);
 out:
-	if (owned)
-		close(fd);
+	nfs4_state_io_done(c->srv, fd, owned);
 	return status;
 }
 

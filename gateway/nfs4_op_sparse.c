@@ -244,8 +244,7 @@ out:
 	if (chunk)
 		chunk_put(c->srv->pool, chunk);
 	free(res);
-	if (owned)
-		close(fd);
+	nfs4_state_io_done(c->srv, fd, owned);
 	return status;
 }
 
@@ -316,7 +315,6 @@ uint32_t nfs4_run_seek(struct nfs4_compound *c, void *args)
 	xdr_enc_u64(c->out, found);
 out:
 	free(res);
-	if (owned)
-		close(fd);
+	nfs4_state_io_done(c->srv, fd, owned);
 	return status;
 }

@@ -81,6 +81,10 @@ void nfs4_state_defer_close(struct nfs4_state *st, int fd)
 {
 	if (fd < 0)
 		return;
+	if ((size_t)fd < st->fd_cap && st->fd_users[fd]) {
+		st->fd_pending[fd] = 1; /* the last borrower closes it */
+		return;
+	}
 	if (st->nclosing == st->capclosing) {
 		size_t cap = st->capclosing ? st->capclosing * 2 : 8;
 		int *p = realloc(st->closing, cap * sizeof(*p));
@@ -547,6 +551,8 @@ void nfs4_state_fini(struct gw_srv *s)
 	}
 	nfs4_state_unlock(st);
 	pthread_mutex_destroy(&st->lock);
+	free(st->fd_users);
+	free(st->fd_pending);
 	free(st);
 	s->state = NULL;
 }

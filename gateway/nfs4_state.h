@@ -57,7 +57,7 @@
  * from the cache and come back as other objects. An open stateid keeps
  * fds of the file opened with the OPENing caller's credentials, one per
  * access mode (O_RDONLY, O_WRONLY, O_RDWR) as nfsd does; READ and WRITE
- * get a dup of one (nfs4_state_io_fd). Byte-range locks are POSIX-style
+ * borrow one (nfs4_state_io_fd, nfs4_state_io_done). Byte-range locks are POSIX-style
  * ranges per lock stateid (one per lock-owner and file), merged and
  * split as fcntl locks are; LOCK never blocks (READW/WRITEW are answered
  * DENIED like READ/WRITE and the client polls).
@@ -107,6 +107,12 @@ void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status
  */
 uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid, struct gw_obj *o,
 			  bool write, int *fd, bool *fd_owned);
+/*
+ * The I/O on an fd from nfs4_state_io_fd() is done: close it if it was
+ * the caller's own, else give the open's fd back (it closes now if the
+ * open was closed meanwhile). fd < 0 is ignored.
+ */
+void nfs4_state_io_done(struct gw_srv *s, int fd, bool fd_owned);
 
 /* Is there a lock conflicting with I/O of [off, off+len) by @sid's owner? (NFS4ERR_LOCKED) */
 uint32_t nfs4_state_check_lock(struct nfs4_compound *c, const struct nfs4_stateid *sid,
@@ -325,6 +331,15 @@ struct nfs4_state {
 	struct nfs4_file *fbucket[NFS4_FILE_BUCKETS];
 	int *closing; /* fds to close once the lock is dropped */
 	size_t nclosing, capclosing;
+	/*
+	 * I/O borrows an open's fd instead of duplicating it (every close of a
+	 * lacunafs fd is a FUSE_FLUSH round trip): fd_users[fd] counts the
+	 * borrowers, and closing an fd still borrowed waits for the last one
+	 * (fd_pending[fd]).
+	 */
+	uint32_t *fd_users;
+	uint8_t *fd_pending;
+	size_t fd_cap;
 };
 
 /* Take / drop the state lock; dropping it closes the fds queued meanwhile. */

@@ -9,6 +9,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "nfs4_state.h"
 
@@ -32,6 +35,51 @@ static uint32_t special_io_check(struct nfs4_state *st, const struct nfs4_statei
 	nfs4_state_unlock(st);
 	return status;
 }
+
+/* Count one more borrower of @fd (state lock held); false when out of memory. */
+static bool borrow(struct nfs4_state *st, int fd)
+{
+	if ((size_t)fd >= st->fd_cap) {
+		size_t cap = st->fd_cap ? st->fd_cap : 1024;
+		uint32_t *u;
+		uint8_t *p;
+
+		while (cap <= (size_t)fd)
+			cap *= 2;
+		u = realloc(st->fd_users, cap * sizeof(*u));
+		if (!u)
+			return false;
+		st->fd_users = u;
+		p = realloc(st->fd_pending, cap);
+		if (!p)
+			return false;
+		st->fd_pending = p;
+		memset(u + st->fd_cap, 0, (cap - st->fd_cap) * sizeof(*u));
+		memset(p + st->fd_cap, 0, cap - st->fd_cap);
+		st->fd_cap = cap;
+	}
+	st->fd_users[fd]++;
+	return true;
+}
+
+void nfs4_state_io_done(struct gw_srv *s, int fd, bool fd_owned)
+{
+	struct nfs4_state *st = s->state;
+
+	if (fd < 0)
+		return;
+	if (fd_owned) {
+		close(fd);
+		return;
+	}
+	nfs4_state_lock(st);
+	if (--st->fd_users[fd] == 0 && st->fd_pending[fd]) {
+		st->fd_pending[fd] = 0;
+		nfs4_state_defer_close(st, fd);
+	}
+	nfs4_state_unlock(st);
+}
+
 
 uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid_in,
 			  struct gw_obj *o, bool write, int *fd, bool *fd_owned)
@@ -75,17 +123,14 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
 		got = open->fds[O_WRONLY] >= 0 ? open->fds[O_WRONLY] : open->fds[O_RDWR];
 	else
 		got = open->fds[O_RDONLY] >= 0 ? open->fds[O_RDONLY] : open->fds[O_RDWR];
-	if (got >= 0) {
-		got = fcntl(got, F_DUPFD_CLOEXEC, 3);
-		if (got < 0)
-			status = nfs4_errno(-errno);
-	}
+	if (got >= 0 && !borrow(st, got))
+		status = NFS4ERR_DELAY;
 	nfs4_state_unlock(st);
 	if (status != NFS4_OK)
 		return status;
 	if (got >= 0) {
 		*fd = got;
-		*fd_owned = true;
+		*fd_owned = false;
 		return NFS4_OK;
 	}
 open_new:
