@@ -23,15 +23,16 @@
  * then blocks for the next reply (a record read with its mark, then its
  * body, straight into one receive buffer) and sends the slot's next call.
  * A pass is timed from its first send to its last reply. A short READ
- * before EOF queues the rest of its range again. With --write, a COMMIT
- * follows each pass and is timed on its own (commit_ns).
+ * before EOF queues the rest of its range again; a READ or WRITE answered
+ * NFS4ERR_DELAY is sent again 1 ms later (counted in delays). With
+ * --write, a COMMIT follows each pass and is timed on its own (commit_ns).
  *
  * Then CLOSE, with --remove a REMOVE of the file, DESTROY_SESSION and
  * DESTROY_CLIENTID.
  *
  * Output: one line per pass of key=value fields (label pass bytes ns GBps
- * MBps calls client_cpu_ns, server_cpu_ns with --pid, commit_ns with
- * --write) for a script to take medians of; the setup's findings
+ * MBps calls depth iosize delays client_cpu_ns, server_cpu_ns with --pid,
+ * commit_ns with --write) for a script to take medians of; the setup's findings
  * (granted slots and sizes) go to stderr. --verify FILE compares every
  * byte read with FILE (a local copy or the backing file), outside the
  * clock's meaning: it slows the pass.
@@ -83,6 +84,7 @@ enum {
 	NB_OP_DESTROY_CLIENTID = 57,
 	NB_OP_RECLAIM_COMPLETE = 58,
 };
+#define NB_ERR_DELAY 10008
 #define NB_ERR_COMPLETE_ALREADY 10054
 #define NB_SHARE_READ 1
 #define NB_SHARE_WRITE 2
@@ -147,6 +149,7 @@ struct nb {
 	const char *name; /* last component of path */
 	uint32_t name_len;
 	bool target_warned;
+	uint64_t delays; /* NFS4ERR_DELAY answers to READ/WRITE in this pass */
 };
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -966,15 +969,29 @@ static uint32_t complete(struct nb *nb, struct nb_reply *r, struct nb_slot *s,
 			 struct nb_range *retry, unsigned int *nretry)
 {
 	const uint8_t *data;
-	uint32_t got;
+	uint32_t got, st;
 	bool eof;
 
 	reply_sequence(nb, r);
 	reply_op_ok(r, NB_OP_PUTFH, "PUTFH");
+	st = reply_op(r, nb->write_size ? NB_OP_WRITE : NB_OP_READ,
+		      nb->write_size ? "WRITE" : "READ");
+	if (st == NB_ERR_DELAY) {
+		/* the server is short of something: the range again, a little later */
+		nb->delays++;
+		usleep(1000);
+		if (*nretry == NB_SLOTS_MAX)
+			die("too many calls to retry");
+		retry[(*nretry)++] = s->r;
+		s->busy = false;
+		return 0;
+	}
+	if (st)
+		die("%s at %" PRIu64 " failed: %s", nb->write_size ? "WRITE" : "READ", s->r.off,
+		    nfs4_strerror(st));
 	if (nb->write_size) {
 		uint32_t committed;
 
-		reply_op_ok(r, NB_OP_WRITE, "WRITE");
 		dec32(r, &got, "WRITE");
 		dec32(r, &committed, "WRITE");
 		if (got > s->r.len)
@@ -982,7 +999,6 @@ static uint32_t complete(struct nb *nb, struct nb_reply *r, struct nb_slot *s,
 			    s->r.len);
 		eof = false;
 	} else {
-		reply_op_ok(r, NB_OP_READ, "READ");
 		if (xdr_dec_bool(&r->x, &eof) || xdr_dec_opaque(&r->x, &data, &got, s->r.len))
 			die("READ at %" PRIu64 ": reply malformed or over %u bytes", s->r.off,
 			    s->r.len);
@@ -1012,6 +1028,7 @@ static void run_pass(struct nb *nb, struct nb_pass *p)
 	uint64_t next = 0;
 
 	memset(p, 0, sizeof(*p));
+	nb->delays = 0;
 	p->ns = now_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		struct nb_reply r;
@@ -1266,11 +1283,11 @@ int main(int argc, char **argv)
 			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
 				 " server_cpu_ns=%" PRIu64, p.server_cpu_ns);
 		printf("%s pass=%u bytes=%" PRIu64 " ns=%" PRIu64
-		       " GBps=%.3f MBps=%.1f calls=%" PRIu64
-		       " depth=%u iosize=%u client_cpu_ns=%" PRIu64 "%s\n",
+		       " GBps=%.3f MBps=%.1f calls=%" PRIu64 " depth=%u iosize=%u delays=%" PRIu64
+		       " client_cpu_ns=%" PRIu64 "%s\n",
 		       nb->label, pass, p.bytes, p.ns, (double)p.bytes / (double)p.ns,
 		       (double)p.bytes / (double)p.ns * 1e3, p.calls, nb->depth, nb->iosize,
-		       p.client_cpu_ns, extra);
+		       nb->delays, p.client_cpu_ns, extra);
 		fflush(stdout);
 	}
 	nb_teardown(nb);
