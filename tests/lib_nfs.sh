@@ -13,6 +13,10 @@
 #                              (where the files really are)
 #   nfs_start DIR [ARGS...]    serve DIR on 127.0.0.1:$NFS_PORT, wait until
 #                              it listens; sets NFS_PID, NFS_PORT, NFS_LOG
+#   nfs_start --config FILE [ARGS...]
+#                              the same with lacunad's configuration FILE
+#                              (several exports, stats_file), its listen
+#                              address overridden (lacunad only)
 #   nfs_stop                   SIGTERM, wait, check exit status 0 and that
 #                              the log holds no sanitizer report
 #   nfs_alive                  is the server still running?
@@ -182,18 +186,25 @@ EXPORT { Export_Id = 1; Path = "$dir"; Pseudo = /; Access_Type = RW;
 EOF
 }
 
-# nfs_start DIR [ARGS...]
+# nfs_start DIR [ARGS...] | nfs_start --config FILE [ARGS...]
 nfs_start() {
-	local dir=$1 try i port conf
+	local dir=$1 try i port conf srv
 	shift
 	[ -z "$NFS_PID" ] || lt_hard "nfs_start: a server is already running (PID $NFS_PID)"
+	srv=(--export "$dir" --export-options no_root_squash)
+	if [ "$dir" = --config ]; then
+		[ "$LT_NFS_SERVER" = lacunad ] || lt_hard "nfs_start --config: lacunad only"
+		srv=(--config "$1")
+		dir="the exports of $1"
+		shift
+	fi
 	for ((try = 0; try < 5; try++)); do
 		port=$(nfs_free_port) || lt_hard "no free TCP port in $LT_NFS_PORTS"
 		NFS_N=$((NFS_N + 1))
 		NFS_LOG="$LT_TMP/lacunad.$NFS_N.log"
 		case $LT_NFS_SERVER in
 		lacunad)
-			setsid "$LACUNAD" --export "$dir" --export-options no_root_squash \
+			setsid "$LACUNAD" "${srv[@]}" \
 				--listen "127.0.0.1:$port" -f "$@" </dev/null >"$NFS_LOG" 2>&1 &
 			;;
 		ganesha)

@@ -21,6 +21,12 @@
  *                       data reads as the pattern and the rest as zeros
  *   seek FILE data|hole OFFSET
  *                       print the lseek result, or the errno name
+ *   probe FILE OFFSET...
+ *                       one open of FILE, then for each OFFSET a line
+ *                       "OFFSET DATA HOLE": the SEEK_DATA and SEEK_HOLE
+ *                       results (or errno names), as seek prints them;
+ *                       for many probes where starting a process is slow
+ *                       (a test VM)
  *   drop FILE           fdatasync FILE and drop its cached pages, so that
  *                       unwritten extents are reported as holes again
  *
@@ -121,6 +127,7 @@ static void usage(void)
 		"       lt_seekmap cmp [-q] [-s SEED] FILE_A FILE_B\n"
 		"       lt_seekmap check [-q] FILE LAYOUT\n"
 		"       lt_seekmap seek FILE data|hole OFFSET\n"
+		"       lt_seekmap probe FILE OFFSET...\n"
 		"       lt_seekmap drop FILE\n"
 		"LAYOUT: comma-separated items applied in order:\n"
 		"  size=N | KIND@OFF+LEN[*COUNT/STRIDE]\n"
@@ -1049,6 +1056,37 @@ static int cmd_seek(int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------ probe */
+
+static int cmd_probe(int argc, char **argv)
+{
+	char sd[32], sh[32];
+	off_t off;
+	int fd, i;
+
+	if (argc < 2) {
+		usage();
+		return 2;
+	}
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-1") && !parse_whole_num(argv[i], &off))
+			return bad("offset", argv[i]);
+	fd = open_ro(argv[0]);
+	if (fd < 0)
+		return 2;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-1"))
+			off = -1;
+		else
+			parse_whole_num(argv[i], &off);
+		printf("%jd %s %s\n", (intmax_t)off,
+		       result_str(seek_result(fd, off, SEEK_DATA), sd, sizeof(sd)),
+		       result_str(seek_result(fd, off, SEEK_HOLE), sh, sizeof(sh)));
+	}
+	close(fd);
+	return 0;
+}
+
 /* ------------------------------------------------------------ drop */
 
 /*
@@ -1085,7 +1123,8 @@ int main(int argc, char **argv)
 		int (*fn)(int argc, char **argv);
 	} cmds[] = {
 		{ "make", cmd_make },	{ "map", cmd_map },   { "cmp", cmd_cmp },
-		{ "check", cmd_check }, { "seek", cmd_seek }, { "drop", cmd_drop },
+		{ "check", cmd_check }, { "seek", cmd_seek }, { "probe", cmd_probe },
+		{ "drop", cmd_drop },
 	};
 	off_t seed;
 	size_t i;
