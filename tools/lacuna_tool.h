@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the commands of the lacuna tool share: a segment map (data and
+ * hole extents, merged as they arrive, in file order), printed as a
+ * table with a one-line picture and totals or as JSON; byte counts in
+ * human units; size arguments with K/M/G/T suffixes. `lacuna map` fills
+ * the map from lacunafs or SEEK_DATA/SEEK_HOLE, `lacuna nfs-map` from
+ * an NFSv4.2 server's READ_PLUS or SEEK replies, and both print it the
+ * same way.
+ */
+#ifndef LACUNA_TOOL_H
+#define LACUNA_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lacuna/lacuna.h"
+
+struct lmap {
+	struct lacuna_extent *seg;
+	size_t n, cap;
+	uint64_t size, data, holes, alloc;
+	bool atomic, unstable;
+};
+
+/* A size argument: N with an optional K, M, G or T (powers of 1024). */
+int lmap_parse_size(const char *s, uint64_t *out);
+struct lmap_args {
+	uint64_t off, len;
+	bool json, seek;
+	const char *target; /* FILE or URL */
+};
+
+/*
+ * CMD TARGET [--offset N] [--length N] [--json] [--seek (if seek_ok)]:
+ * -1 to go on, else the exit status (0 after --help, 2 after a usage
+ * error). @cmd names the command in messages ("lacuna map").
+ */
+int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok,
+		    void (*usage)(FILE *out), struct lmap_args *a);
+/* @v bytes as "123 B" or "1.5 MiB". */
+void lmap_human(uint64_t v, char *buf, size_t len);
+
+/*
+ * Append a segment (in file order), merging it with the previous one
+ * of the same kind; a hole reported again whole keeps only what is new.
+ */
+int lmap_add(struct lmap *m, const struct lacuna_extent *e);
+/* Append a segment as it is. */
+int lmap_push(struct lmap *m, const struct lacuna_extent *e);
+/* Sum the data and hole bytes of the segments into m->data, m->holes. */
+void lmap_totals(struct lmap *m);
+void lmap_free(struct lmap *m);
+
+/*
+ * The table, picture and totals, under a first line "NAME: HOW" saying
+ * where the map comes from.
+ */
+void lmap_print_text(const char *name, const char *how, const struct lmap *m);
+/*
+ * {"file":NAME,"size":N,FIELDS,"data_bytes":...,"segments":[...]}:
+ * FIELDS are extra members already in JSON ("atomic":true,...).
+ */
+void lmap_print_json(const char *name, const char *fields, const struct lmap *m);
+void lmap_json_string(FILE *out, const char *s);
+
+/* Commands in other files: argv[0] is the command's name. */
+int lacuna_cmd_nfs_map(int argc, char **argv);
+int lacuna_cmd_nfs_get(int argc, char **argv);
+
+#endif
