@@ -192,6 +192,8 @@ struct gw_obj *gw_obj_get(struct gw_obj *o);
 void gw_obj_put(struct gw_obj *o);
 /* Drop @name of @dir from the cache after a REMOVE or RENAME (optional). */
 void gw_obj_forget(struct gw_obj *o);
+/* Drop the objects nobody used for a few seconds (called once a second). */
+void gw_obj_sweep(void);
 /* Drop the pseudo directories from the cache (before the tree is rebuilt). */
 void gw_obj_flush_pseudo(void);
 /* stat of the object (pseudo directories get a synthetic one). */

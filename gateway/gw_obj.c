@@ -7,7 +7,10 @@
  * The cache is a hash table keyed by handle bytes with an LRU list; it
  * holds one reference on each object and evicts the least recently used
  * objects nobody else holds once it has more than GW_OBJ_CACHE_MAX.
- * Every cached file object costs one or two fds.
+ * Every cached file object costs one or two fds, and an fd keeps a file
+ * that was removed meanwhile (and its blocks) alive: objects nobody used
+ * for GW_OBJ_IDLE seconds are dropped by gw_obj_sweep(), as nfsd's file
+ * cache closes idle files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -24,6 +28,7 @@
 
 #define GW_OBJ_BUCKETS 8192
 #define GW_OBJ_CACHE_MAX 8192
+#define GW_OBJ_IDLE 3 /* seconds */
 
 static struct {
 	pthread_mutex_t lock;
@@ -39,6 +44,14 @@ struct obj_ext {
 };
 
 static struct obj_ext lru_head = { .prev = &lru_head, .next = &lru_head };
+
+static uint64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec;
+}
 
 static uint32_t fh_hash(const uint8_t *p, size_t n)
 {
@@ -111,6 +124,7 @@ static struct gw_obj *cache_find_locked(const uint8_t *fh, size_t len, uint32_t 
 
 			lru_unlink(e);
 			lru_front(e);
+			o->lru = now_s();
 			return gw_obj_get(o);
 		}
 	return NULL;
@@ -162,6 +176,7 @@ static struct gw_obj *cache_insert(struct gw_obj *o)
 	o->hnext = cache.bucket[o->hash % GW_OBJ_BUCKETS];
 	cache.bucket[o->hash % GW_OBJ_BUCKETS] = o;
 	lru_front((struct obj_ext *)o);
+	o->lru = now_s();
 	cache.count++;
 	/* evict from the cold end what only the cache holds */
 	for (e = lru_head.prev; cache.count > GW_OBJ_CACHE_MAX && e != &lru_head;) {
@@ -192,6 +207,25 @@ void gw_obj_fini(void)
 	pthread_mutex_lock(&cache.lock);
 	while (lru_head.next != &lru_head)
 		cache_remove_locked(&lru_head.next->obj);
+	pthread_mutex_unlock(&cache.lock);
+}
+
+void gw_obj_sweep(void)
+{
+	uint64_t now = now_s();
+	struct obj_ext *e;
+
+	pthread_mutex_lock(&cache.lock);
+	/* from the cold end: stop at the first object used recently */
+	for (e = lru_head.prev; e != &lru_head;) {
+		struct obj_ext *prev = e->prev;
+
+		if (e->obj.lru + GW_OBJ_IDLE > now)
+			break;
+		if (atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1)
+			cache_remove_locked(&e->obj);
+		e = prev;
+	}
 	pthread_mutex_unlock(&cache.lock);
 }
 

@@ -227,6 +227,7 @@ static void gw_tcp_check_deadline(void)
 static void gw_tcp_on_tick(void)
 {
 	nfs4_state_reap(gw_tcp.srv);
+	gw_obj_sweep();
 	if (gw_tcp.accept_retry && !gw_tcp.stopping) {
 		gw_tcp.accept_retry = false;
 		if (!gw_tcp.accept_armed)

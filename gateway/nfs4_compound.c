@@ -19,7 +19,13 @@ static const uint32_t minor_last_op[NFS4_MINOR_MAX + 1] = {
 
 size_t nfs4_reply_room(const struct nfs4_compound *c)
 {
-	size_t len = xdr_out_len(c->out);
+	/* every op after this one needs at least its opcode and status */
+	size_t after = c->opidx < c->nops ? c->nops - c->opidx - 1 : 0;
+	size_t len;
+
+	if (after > NFS4_OPS_MAX)
+		after = NFS4_OPS_MAX; /* more are refused (TOO_MANY_OPS, RESOURCE) */
+	len = xdr_out_len(c->out) + 8 * after;
 
 	return c->resp_max > len ? c->resp_max - len : 0;
 }
@@ -125,7 +131,7 @@ static uint32_t run_op(struct nfs4_compound *c, struct xdr_in *args, const struc
 	st = op_precheck(c, d);
 	if (st != NFS4_OK)
 		return st;
-	if (xdr_out_len(c->out) + 8 + d->reply_max > c->resp_max)
+	if (d->reply_max > nfs4_reply_room(c))
 		return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
 	return d->run(c, argbuf);
 }

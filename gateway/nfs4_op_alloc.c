@@ -51,7 +51,9 @@ static uint32_t run_fallocate(struct nfs4_compound *c, struct alloc_args *a, int
 	int fd = -1;
 
 	if (o->type != S_IFREG)
-		return o->type == S_IFDIR ? NFS4ERR_ISDIR : NFS4ERR_WRONG_TYPE;
+		return o->type == S_IFDIR ? NFS4ERR_ISDIR
+		       : o->type == S_IFLNK ? NFS4ERR_SYMLINK
+					    : NFS4ERR_WRONG_TYPE;
 	if (a->offset > (uint64_t)INT64_MAX || a->length > (uint64_t)INT64_MAX - a->offset)
 		return NFS4ERR_FBIG;
 	if (a->length == 0)

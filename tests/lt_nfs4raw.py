@@ -21,19 +21,27 @@ OP = dict(ACCESS=3, CREATE=6, GETATTR=9, GETFH=10, LINK=11, LOOKUP=15, LOOKUPP=1
           PUTFH=22, PUTPUBFH=23, PUTROOTFH=24, READDIR=26, READLINK=27, REMOVE=28,
           RENAME=29, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
           CREATE_SESSION=43, DESTROY_SESSION=44, SECINFO_NO_NAME=52, SEQUENCE=53,
-          DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58)
+          DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, READ=25, ALLOCATE=59, DEALLOCATE=62,
+          READ_PLUS=68, SEEK=69)
 OPNAME = {v: k for k, v in OP.items()}
 
-ERR = dict(OK=0, PERM=1, NOENT=2, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=20, ISDIR=21,
-           INVAL=22, ROFS=30, NAMETOOLONG=63, NOTEMPTY=66, STALE=70, BADHANDLE=10001,
+ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=20,
+           ISDIR=21, INVAL=22, FBIG=27, NOSPC=28, ROFS=30, NAMETOOLONG=63, NOTEMPTY=66,
+           STALE=70, BADHANDLE=10001,
            BAD_COOKIE=10003, NOTSUPP=10004, TOOSMALL=10005, SERVERFAULT=10006,
            BADTYPE=10007, WRONGSEC=10016, RESOURCE=10018, NOFILEHANDLE=10020,
            NOT_SAME=10027, SYMLINK=10029, RESTOREFH=10030, ATTRNOTSUPP=10032,
-           BADXDR=10036, BADNAME=10041, REP_TOO_BIG=10066, WRONG_TYPE=10083)
+           BADXDR=10036, BADNAME=10041, REP_TOO_BIG=10066, WRONG_TYPE=10083,
+           OP_NOT_IN_SESSION=10071, UNION_NOTSUPP=10090)
 ERRNAME = {v: k for k, v in ERR.items()}
 
 NF4REG, NF4DIR, NF4BLK, NF4CHR, NF4LNK, NF4SOCK, NF4FIFO = 1, 2, 3, 4, 5, 6, 7
 AUTH_NONE, AUTH_SYS = 0, 1
+
+# data_content4 (READ_PLUS segments, SEEK's sa_what)
+NFS4_CONTENT_DATA, NFS4_CONTENT_HOLE = 0, 1
+# the anonymous stateid (all zeros)
+ANON_STATEID = b"\0" * 16
 
 # attribute numbers used by the tests
 A_TYPE, A_SIZE, A_RDATTR_ERROR, A_FILEHANDLE, A_FILEID = 1, 4, 11, 19, 20
@@ -144,6 +152,23 @@ def parse_res(op, d):
         return dict(sessionid=d.fixed(16))
     if name == "SEQUENCE":
         return (d.fixed(16), d.u32(), d.u32(), d.u32(), d.u32(), d.u32())
+    if name == "READ":
+        eof = d.u32()
+        return dict(eof=eof, data=d.opaque())
+    if name == "READ_PLUS":
+        # segments as (kind, offset, bytes) for data, (kind, offset, length) for holes
+        eof, segs = d.u32(), []
+        for _ in range(d.u32()):
+            kind = d.u32()
+            if kind == NFS4_CONTENT_DATA:
+                segs.append((kind, d.u64(), d.opaque()))
+            elif kind == NFS4_CONTENT_HOLE:
+                segs.append((kind, d.u64(), d.u64()))
+            else:
+                raise ValueError("READ_PLUS: segment of unknown kind %d" % kind)
+        return dict(eof=eof, segs=segs)
+    if name == "SEEK":
+        return dict(eof=d.u32(), offset=d.u64())
     return None
 
 
@@ -186,6 +211,7 @@ class Client:
             data += self._recvn(m & 0x7fffffff)
             if m & 0x80000000:
                 break
+        self.last_len = len(data)  # the reply's size, record marks left out
         d = Dec(data)
         d.u32()  # xid
         if d.u32() != 1 or d.u32() != 0:
@@ -303,3 +329,23 @@ def secinfo_no_name(style):
 
 def getattr_(bits):
     return ("GETATTR", bitmap(bits))
+
+
+def read(offset, count, sid=ANON_STATEID):
+    return ("READ", sid + u64(offset) + u32(count))
+
+
+def read_plus(offset, count, sid=ANON_STATEID):
+    return ("READ_PLUS", sid + u64(offset) + u32(count))
+
+
+def seek(offset, what, sid=ANON_STATEID):
+    return ("SEEK", sid + u64(offset) + u32(what))
+
+
+def allocate(offset, length, sid=ANON_STATEID):
+    return ("ALLOCATE", sid + u64(offset) + u64(length))
+
+
+def deallocate(offset, length, sid=ANON_STATEID):
+    return ("DEALLOCATE", sid + u64(offset) + u64(length))
