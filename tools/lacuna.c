@@ -38,7 +38,7 @@ static int build_map(int fd, uint64_t off, uint64_t len, struct lmap *m)
 {
 	struct lacuna_client *c = NULL;
 	struct lacuna_result *res = malloc(sizeof(*res));
-	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len, first = off;
 	int rc;
 
 	if (!res)
@@ -57,7 +57,18 @@ static int build_map(int fd, uint64_t off, uint64_t len, struct lmap *m)
 		m->unstable |= res->flags & LACUNA_SR_UNSTABLE;
 		m->atomic &= res->atomic;
 		for (i = 0; i < res->nsegs; i++) {
-			rc = lmap_add(m, &res->segs[i]);
+			struct lacuna_extent e = res->segs[i];
+			uint64_t e_end = e.offset + e.length;
+
+			/* holes come whole: show the range asked for, as nfs-map does */
+			if (e_end > end)
+				e_end = end;
+			if (e.offset < first)
+				e.offset = first;
+			if (e_end <= e.offset)
+				continue;
+			e.length = e_end - e.offset;
+			rc = lmap_add(m, &e);
 			if (rc)
 				goto out;
 		}

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,7 +42,7 @@
 #include "lacuna_tool.h"
 #include "nfs_client.h"
 
-#define NFS_DEPTH 4	  /* calls in flight by default */
+#define NFS_DEPTH 4 /* calls in flight by default */
 #define PROGRESS_NS 100000000ULL
 
 struct nfs_cmd {
@@ -146,14 +147,20 @@ static void map_usage(FILE *out)
 static const char *map_walk(struct nfs_cmd *nc, bool seek, uint64_t off, uint64_t end,
 			    struct lmap *mc)
 {
-	struct nfsc_walk w = { .op = OP_READ_PLUS, .offset = off, .end = end, .depth = NFS_DEPTH,
-			       .seg = map_seg, .arg = mc, .no_fallback = true };
+	struct nfsc_walk w = { .op = OP_READ_PLUS,
+			       .offset = off,
+			       .end = end,
+			       .depth = NFS_DEPTH,
+			       .seg = map_seg,
+			       .arg = mc,
+			       .no_fallback = true };
 	int rc = -EOPNOTSUPP;
 
 	if (!seek) {
 		rc = nfsc_walk(nc->c, &nc->f, &w);
 		if (!rc) {
-			qsort(mc->seg, mc->n, sizeof(*mc->seg), ext_cmp);
+			if (mc->n)
+				qsort(mc->seg, mc->n, sizeof(*mc->seg), ext_cmp);
 			return "READ_PLUS";
 		}
 		if (rc != -EOPNOTSUPP)
@@ -169,8 +176,9 @@ static const char *map_walk(struct nfs_cmd *nc, bool seek, uint64_t off, uint64_
 	on_note(nc, "the server has no SEEK either: the whole range is shown as data");
 	mc->n = 0;
 	if (off < end)
-		map_seg(mc, &(struct nfsc_seg){ .offset = off, .length = end - off,
-						 .kind = NFSC_CONTENT_DATA });
+		map_seg(mc, &(struct nfsc_seg){ .offset = off,
+						.length = end - off,
+						.kind = NFSC_CONTENT_DATA });
 	return "GETATTR";
 }
 
@@ -219,11 +227,13 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 		lmap_print_json(nc.url, text, &m);
 	} else {
 		if (strcmp(how, "GETATTR"))
-			snprintf(text, sizeof(text), "map from the server's %s replies (NFSv4.%" PRIu32 ")",
-				 how, minor);
+			snprintf(text, sizeof(text),
+				 "map from the server's %s replies (NFSv4.%" PRIu32 ")", how,
+				 minor);
 		else
-			snprintf(text, sizeof(text), "no map from the server (no READ_PLUS, no SEEK): "
-						     "all data");
+			snprintf(text, sizeof(text),
+				 "no map from the server (no READ_PLUS, no SEEK): "
+				 "all data");
 		lmap_print_text(nc.url, text, &m);
 	}
 	lmap_free(&m);
@@ -272,7 +282,8 @@ static int get_seg(void *arg, const struct nfsc_seg *s)
 	uint64_t done = 0;
 
 	while (s->kind == NFSC_CONTENT_DATA && done < s->length) {
-		ssize_t n = pwrite(g->fd, s->data + done, s->length - done, (off_t)(s->offset + done));
+		ssize_t n =
+			pwrite(g->fd, s->data + done, s->length - done, (off_t)(s->offset + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -328,6 +339,7 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 	struct get_ctx g = { .nc = &nc, .fd = -1 };
 	uint64_t depth = NFS_DEPTH, size, wire;
 	char msg[NFSC_ERR_MAX + 64];
+	struct stat dst;
 	int o, rc;
 
 	while ((o = getopt_long(argc, argv, "rd:h", opts, NULL)) != -1) {
@@ -336,7 +348,8 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 			w.op = OP_READ;
 			break;
 		case 'd':
-			if (lmap_parse_size(optarg, &depth) || depth < 1 || depth > NFSC_SLOTS_MAX) {
+			if (lmap_parse_size(optarg, &depth) || depth < 1 ||
+			    depth > NFSC_SLOTS_MAX) {
 				fprintf(stderr, "lacuna nfs-get: --depth must be 1 to %d\n",
 					NFSC_SLOTS_MAX);
 				return 2;
@@ -364,6 +377,14 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 	g.fd = open(g.dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (g.fd < 0) {
 		snprintf(msg, sizeof(msg), "open %s: %s", g.dest, strerror(errno));
+		return nfs_finish(&nc, cmd_fail(&nc, msg));
+	}
+	/*
+	 * The size first: a file grown write by write gets blocks preallocated
+	 * past its end (XFS) that would stay inside the holes written around.
+	 */
+	if (fstat(g.fd, &dst) == 0 && S_ISREG(dst.st_mode) && ftruncate(g.fd, (off_t)nc.f.size)) {
+		snprintf(msg, sizeof(msg), "ftruncate %s: %s", g.dest, strerror(errno));
 		return nfs_finish(&nc, cmd_fail(&nc, msg));
 	}
 	w.depth = (unsigned int)depth;

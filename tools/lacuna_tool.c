@@ -55,21 +55,23 @@ int lmap_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok,
-		    void (*usage)(FILE *out), struct lmap_args *a)
+int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok, void (*usage)(FILE *out),
+		    struct lmap_args *a)
 {
-	static const struct option opts[] = {
+	struct option opts[] = {
 		{ "offset", required_argument, NULL, 'o' },
 		{ "length", required_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "seek", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "seek", no_argument, NULL, 's' }, /* last: dropped unless seek_ok */
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
 
+	if (!seek_ok)
+		opts[4] = opts[5];
 	*a = (struct lmap_args){ .len = UINT64_MAX };
-	while ((o = getopt_long(argc, argv, "o:l:jsh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, seek_ok ? "o:l:jhs" : "o:l:jh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'o':
 		case 'l':
@@ -83,10 +85,6 @@ int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok,
 			a->json = true;
 			break;
 		case 's':
-			if (!seek_ok) {
-				usage(stderr);
-				return 2;
-			}
 			a->seek = true;
 			break;
 		case 'h':

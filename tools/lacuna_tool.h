@@ -38,8 +38,8 @@ struct lmap_args {
  * -1 to go on, else the exit status (0 after --help, 2 after a usage
  * error). @cmd names the command in messages ("lacuna map").
  */
-int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok,
-		    void (*usage)(FILE *out), struct lmap_args *a);
+int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok, void (*usage)(FILE *out),
+		    struct lmap_args *a);
 /* @v bytes as "123 B" or "1.5 MiB". */
 void lmap_human(uint64_t v, char *buf, size_t len);
 

@@ -169,7 +169,7 @@ void nfsc_op_sequence(struct nfsc *c, struct nfsc_enc *e, unsigned int slot)
 	nfsc_put32(e, ++c->slot[slot].seq);
 	nfsc_put32(e, slot);
 	nfsc_put32(e, c->nslots - 1); /* highest slot in use */
-	nfsc_put32(e, 0);		 /* cachethis */
+	nfsc_put32(e, 0);	      /* cachethis */
 }
 
 void nfsc_op_putfh(struct nfsc_enc *e, const struct nfsc_file *f)
@@ -218,7 +218,8 @@ int nfsc_reply_recv(struct nfsc *c, struct nfsc_reply *r)
 		return rc;
 	if (xdr_dec_u32(&r->x, &r->status) || xdr_dec_opaque(&r->x, &tag, &tlen, NFSC_OPAQUE_MAX) ||
 	    xdr_dec_count(&r->x, &r->nres, NFS4_OPS_MAX, 8))
-		return nfsc_fail(c, -EBADMSG, "COMPOUND reply truncated or malformed in its header");
+		return nfsc_fail(c, -EBADMSG,
+				 "COMPOUND reply truncated or malformed in its header");
 	return 0;
 }
 
@@ -234,8 +235,8 @@ int nfsc_call_sync(struct nfsc *c, struct nfsc_enc *e, uint32_t xid, struct nfsc
 		rc = nfsc_reply_recv(c, r);
 	if (!rc && r->xid != xid) {
 		c->dead = true; /* nothing said on this connection can be trusted */
-		rc = nfsc_fail(c, -EPROTO, "a reply with xid %#" PRIx32 " to call %#" PRIx32, r->xid,
-			       xid);
+		rc = nfsc_fail(c, -EPROTO, "a reply with xid %#" PRIx32 " to call %#" PRIx32,
+			       r->xid, xid);
 	}
 	return rc;
 }
@@ -247,7 +248,7 @@ int nfsc_reply_op(struct nfsc *c, struct nfsc_reply *r, uint32_t op, uint32_t *s
 
 	if (!r->nres)
 		return nfsc_fail(c, -EPROTO, "%s: no result in the reply (COMPOUND status %s)",
-			    nfsc_op_name(op), nfsc_stat_name(r->status));
+				 nfsc_op_name(op), nfsc_stat_name(r->status));
 	r->nres--;
 	if (xdr_dec_u32(&r->x, &resop) || xdr_dec_u32(&r->x, st))
 		return nfsc_fail(c, -EBADMSG, "%s: reply truncated", nfsc_op_name(op));
@@ -256,8 +257,9 @@ int nfsc_reply_op(struct nfsc *c, struct nfsc_reply *r, uint32_t op, uint32_t *s
 		return 0;
 	}
 	if (resop != op)
-		return nfsc_fail(c, -EPROTO, "%s: the reply holds the result of op %" PRIu32 " instead",
-			    nfsc_op_name(op), resop);
+		return nfsc_fail(c, -EPROTO,
+				 "%s: the reply holds the result of op %" PRIu32 " instead",
+				 nfsc_op_name(op), resop);
 	return 0;
 }
 
@@ -290,9 +292,9 @@ int nfsc_dec_sequence(struct nfsc *c, struct nfsc_reply *r, unsigned int slot)
 		return nfsc_truncated(c, OP_SEQUENCE);
 	if (memcmp(sid, c->sessionid, sizeof(sid)) || sl != slot || seq != c->slot[slot].seq)
 		return nfsc_fail(c, -EPROTO,
-			    "SEQUENCE: the reply is for slot %" PRIu32 " seqid %" PRIu32
-			    " (or another session); the call was for slot %u seqid %" PRIu32,
-			    sl, seq, slot, c->slot[slot].seq);
+				 "SEQUENCE: the reply is for slot %" PRIu32 " seqid %" PRIu32
+				 " (or another session); the call was for slot %u seqid %" PRIu32,
+				 sl, seq, slot, c->slot[slot].seq);
 	return 0;
 }
 
@@ -416,8 +418,9 @@ static int dec_exchange_id(struct nfsc *c, struct nfsc_reply *r)
 		if (nfsc_dec_bitmap(x, NULL, &n) || nfsc_dec_bitmap(x, NULL, &n))
 			return nfsc_truncated(c, OP_EXCHANGE_ID);
 	} else if (how != SP4_NONE) {
-		return nfsc_fail(c, -EPROTO, "EXCHANGE_ID: the server insists on state protection %" PRIu32,
-			    how);
+		return nfsc_fail(c, -EPROTO,
+				 "EXCHANGE_ID: the server insists on state protection %" PRIu32,
+				 how);
 	}
 	/* server_owner4, server scope, implementation id */
 	if (xdr_dec_u64(x, &v64) || nfsc_skip_opaque(x, NFSC_OPAQUE_MAX) ||
@@ -459,7 +462,9 @@ static int exchange_id(struct nfsc *c)
 		if (r.status != NFS4ERR_MINOR_VERS_MISMATCH || r.nres || c->minor != 2)
 			break;
 		c->minor = 1;
-		nfsc_note(c, "the server does not speak NFSv4.2: using NFSv4.1 (no READ_PLUS, no SEEK)");
+		nfsc_note(
+			c,
+			"the server does not speak NFSv4.2: using NFSv4.1 (no READ_PLUS, no SEEK)");
 	}
 	rc = nfsc_reply_ok(c, &r, OP_EXCHANGE_ID);
 	return rc ? rc : dec_exchange_id(c, &r);
@@ -501,7 +506,8 @@ static int create_session(struct nfsc *c)
 	nfsc_put64(e, c->clientid);
 	nfsc_put32(e, c->cs_seq);
 	nfsc_put32(e, 0); /* no persistence, no back channel on this connection */
-	put_chan_attrs(e, NFSC_CALL_MAX, NFSC_REC_MAX, NFSC_CACHED_MAX, NFSC_MAXOPS, NFSC_SLOTS_MAX);
+	put_chan_attrs(e, NFSC_CALL_MAX, NFSC_REC_MAX, NFSC_CACHED_MAX, NFSC_MAXOPS,
+		       NFSC_SLOTS_MAX);
 	put_chan_attrs(e, 4096, 4096, 0, 2, 1);
 	nfsc_put32(e, NFSC_CB_PROGRAM);
 	nfsc_put32(e, 1); /* one callback security flavor: */
@@ -523,11 +529,13 @@ static int create_session(struct nfsc *c)
 	if (!c->nslots)
 		return nfsc_fail(c, -EPROTO, "CREATE_SESSION: no slot granted");
 	if (resp < 8192)
-		return nfsc_fail(c, -EPROTO, "CREATE_SESSION: replies limited to %" PRIu32 " bytes", resp);
+		return nfsc_fail(c, -EPROTO, "CREATE_SESSION: replies limited to %" PRIu32 " bytes",
+				 resp);
 	if (c->maxops < 5)
 		return nfsc_fail(c, -EPROTO,
-			    "CREATE_SESSION: %" PRIu32 " operations per COMPOUND, fewer than the 5 needed",
-			    c->maxops);
+				 "CREATE_SESSION: %" PRIu32
+				 " operations per COMPOUND, fewer than the 5 needed",
+				 c->maxops);
 	c->io_size = (resp - 4096) & ~4095U;
 	if (c->io_size > NFSC_IO_MAX)
 		c->io_size = NFSC_IO_MAX;

@@ -80,25 +80,26 @@
 #include "xdr.h"
 
 #define NFSC_PORT "2049"
-#define NFSC_HOST_MAX 255	 /* host name or address in a URL */
-#define NFSC_PATH_MAX 4095	 /* path in a URL, decoded */
-#define NFSC_COMPONENTS_MAX 64	 /* names in that path */
-#define NFSC_NAME_MAX 255	 /* one name (component4) */
-#define NFSC_FH_MAX 128		 /* NFS4_FHSIZE */
+#define NFSC_HOST_MAX 255      /* host name or address in a URL */
+#define NFSC_PATH_MAX 4095     /* path in a URL, decoded */
+#define NFSC_COMPONENTS_MAX 64 /* names in that path */
+#define NFSC_NAME_MAX 255      /* one name (component4) */
+#define NFSC_FH_MAX 128	       /* NFS4_FHSIZE */
 #define NFSC_STATEID_SIZE 16
 #define NFSC_SESSIONID_SIZE 16
-#define NFSC_SLOTS_MAX 16	 /* calls in flight */
-#define NFSC_IO_MAX (1U << 20)	 /* bytes asked by one READ or READ_PLUS */
-#define NFSC_REPLY_SLACK 65536	 /* a reply's bytes beyond its data */
-#define NFSC_REC_MAX (NFSC_IO_MAX + NFSC_REPLY_SLACK) /* longest reply accepted */
-#define NFSC_CALL_MAX 32768	 /* an encoded call */
-#define NFSC_RP_SEGS_MAX 8192	 /* segments in one READ_PLUS reply */
-#define NFSC_OPAQUE_MAX 1024	 /* NFS4_OPAQUE_LIMIT: owners, scopes, tags */
-#define NFSC_VERF_MAX 400	 /* RPC verifier body */
-#define NFSC_BITMAP_MAX 8	 /* words of a bitmap4 in a reply */
-#define NFSC_ATTRS_MAX 8192	 /* bytes of a fattr4's values */
-#define NFSC_WAIT_MAX 120	 /* seconds of NFS4ERR_GRACE/DELAY waited out */
-#define NFSC_REPLY_TIMEOUT 120	 /* seconds of silence before a connection is given up */
+#define NFSC_SLOTS_MAX 16      /* calls in flight */
+#define NFSC_IO_MAX (1U << 20) /* bytes asked by one READ or READ_PLUS */
+#define NFSC_REPLY_SLACK 65536 /* a reply's bytes beyond its data */
+/* the longest reply accepted */
+#define NFSC_REC_MAX (NFSC_IO_MAX + NFSC_REPLY_SLACK)
+#define NFSC_CALL_MAX 32768    /* an encoded call */
+#define NFSC_RP_SEGS_MAX 8192  /* segments in one READ_PLUS reply */
+#define NFSC_OPAQUE_MAX 1024   /* NFS4_OPAQUE_LIMIT: owners, scopes, tags */
+#define NFSC_VERF_MAX 400      /* RPC verifier body */
+#define NFSC_BITMAP_MAX 8      /* words of a bitmap4 in a reply */
+#define NFSC_ATTRS_MAX 8192    /* bytes of a fattr4's values */
+#define NFSC_WAIT_MAX 120      /* seconds of NFS4ERR_GRACE/DELAY waited out */
+#define NFSC_REPLY_TIMEOUT 120 /* seconds of silence before a connection is given up */
 #define NFSC_ERR_MAX 256
 
 /* data_content4 (RFC 7862) */
@@ -173,11 +174,11 @@ struct nfsc_file {
 
 /* One call in flight and, once it is back, its result. */
 struct nfsc_io {
-	uint32_t op;	 /* OP_READ, OP_READ_PLUS or OP_SEEK */
+	uint32_t op; /* OP_READ, OP_READ_PLUS or OP_SEEK */
 	uint64_t offset;
-	uint32_t count;	 /* READ, READ_PLUS */
-	uint32_t what;	 /* SEEK: NFSC_CONTENT_DATA or _HOLE */
-	void *arg;	 /* the caller's */
+	uint32_t count; /* READ, READ_PLUS */
+	uint32_t what;	/* SEEK: NFSC_CONTENT_DATA or _HOLE */
+	void *arg;	/* the caller's */
 	/* result */
 	uint32_t status; /* the op's nfsstat4; NFS4ERR_OP_ILLEGAL if unknown to the server */
 	bool eof;
@@ -216,9 +217,9 @@ int nfsc_io_wait(struct nfsc *c, struct nfsc_io **io);
 unsigned int nfsc_io_inflight(const struct nfsc *c);
 
 struct nfsc_walk {
-	uint32_t op;		 /* OP_READ_PLUS or OP_READ */
-	uint64_t offset, end;	 /* the range [offset, end) */
-	unsigned int depth;	 /* calls in flight (1 to NFSC_SLOTS_MAX) */
+	uint32_t op;	      /* OP_READ_PLUS or OP_READ */
+	uint64_t offset, end; /* the range [offset, end) */
+	unsigned int depth;   /* calls in flight (1 to NFSC_SLOTS_MAX) */
 	/* each segment, clipped to the range; non-zero stops the walk */
 	int (*seg)(void *arg, const struct nfsc_seg *s);
 	void *arg;

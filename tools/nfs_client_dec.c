@@ -40,6 +40,7 @@ static int derr(char *err, size_t errlen, int rc, const char *fmt, ...)
 
 /* ------------------------------------------------------------ status names */
 
+/* clang-format off */
 #define S(x) { x, #x }
 static const struct {
 	uint32_t st;
@@ -80,6 +81,7 @@ static const struct {
 	S(NFS4ERR_BADLABEL), S(NFS4ERR_OFFLOAD_NO_REQS),
 };
 #undef S
+/* clang-format on */
 
 const char *nfsc_stat_name(uint32_t st)
 {
@@ -186,7 +188,8 @@ int nfsc_dec_rpc_reply(struct xdr_in *x, uint32_t *xid, char *err, size_t errlen
 		return derr(err, errlen, -EPROTO, "RPC reply_stat %" PRIu32 " unknown", stat);
 	if (xdr_dec_u32(x, &v) || xdr_dec_opaque(x, &verf, &v, NFSC_VERF_MAX) ||
 	    xdr_dec_u32(x, &stat))
-		return derr(err, errlen, -EBADMSG, "RPC reply truncated or malformed in its verifier");
+		return derr(err, errlen, -EBADMSG,
+			    "RPC reply truncated or malformed in its verifier");
 	if (stat == RPC_PROG_MISMATCH && !xdr_dec_u32(x, &lo) && !xdr_dec_u32(x, &hi))
 		return derr(err, errlen, -EPROTO,
 			    "RPC call not executed: PROG_MISMATCH (server has NFS versions %" PRIu32
@@ -223,8 +226,9 @@ static int dec_content(struct xdr_in *x, uint32_t i, uint64_t offset, uint32_t c
 				    offset, i);
 		if (len > count)
 			return derr(err, errlen, -EPROTO,
-				    "READ_PLUS at %" PRIu64 ": segment %" PRIu32 " (data at %" PRIu64
-				    ") holds %" PRIu32 " bytes, more than the %" PRIu32 " asked",
+				    "READ_PLUS at %" PRIu64 ": segment %" PRIu32
+				    " (data at %" PRIu64 ") holds %" PRIu32
+				    " bytes, more than the %" PRIu32 " asked",
 				    offset, i, s->offset, len, count);
 		if (xdr_dec_opaque_fixed(x, &s->data, len))
 			return derr(err, errlen, -EBADMSG,
@@ -295,7 +299,8 @@ static int check_seg(const struct nfsc_seg *s, uint32_t i, uint64_t next, uint64
 	if (s->kind == NFSC_CONTENT_DATA && s->offset + s->length > end)
 		return derr(err, errlen, -EPROTO,
 			    "READ_PLUS at %" PRIu64 ": segment %" PRIu32 " (data at %" PRIu64
-			    ", %" PRIu64 " bytes) runs past the range asked, which ends at %" PRIu64,
+			    ", %" PRIu64
+			    " bytes) runs past the range asked, which ends at %" PRIu64,
 			    offset, i, s->offset, s->length, end);
 	return 0;
 }
@@ -311,7 +316,8 @@ int nfsc_dec_read_plus(struct xdr_in *x, uint64_t offset, uint32_t count, struct
 	*nsegs = 0;
 	if (xdr_dec_bool(x, eof) || xdr_dec_u32(x, &n))
 		return derr(err, errlen, -EBADMSG,
-			    "READ_PLUS at %" PRIu64 ": reply truncated or malformed before its segments",
+			    "READ_PLUS at %" PRIu64
+			    ": reply truncated or malformed before its segments",
 			    offset);
 	if (n > cap)
 		return derr(err, errlen, -E2BIG,
@@ -345,7 +351,8 @@ int nfsc_dec_read(struct xdr_in *x, uint64_t offset, uint32_t count, struct nfsc
 		return derr(err, errlen, -EBADMSG, "READ at %" PRIu64 ": reply truncated", offset);
 	if (len > count)
 		return derr(err, errlen, -EPROTO,
-			    "READ at %" PRIu64 ": %" PRIu32 " bytes, more than the %" PRIu32 " asked",
+			    "READ at %" PRIu64 ": %" PRIu32 " bytes, more than the %" PRIu32
+			    " asked",
 			    offset, len, count);
 	if (xdr_dec_opaque_fixed(x, &seg->data, len))
 		return derr(err, errlen, -EBADMSG,
@@ -480,8 +487,8 @@ int nfsc_url_parse(const char *s, struct nfsc_url *u, char *err, size_t errlen)
 		h = p;
 		while (*p && *p != ':' && *p != '/') {
 			if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.' && *p != '_')
-				return derr(err, errlen, -EINVAL, "%s: bad character '%c' in the host",
-					    s, *p);
+				return derr(err, errlen, -EINVAL,
+					    "%s: bad character '%c' in the host", s, *p);
 			p++;
 		}
 		hend = p;
@@ -489,7 +496,8 @@ int nfsc_url_parse(const char *s, struct nfsc_url *u, char *err, size_t errlen)
 	if (hend == h)
 		return derr(err, errlen, -EINVAL, "%s: no host", s);
 	if ((size_t)(hend - h) > NFSC_HOST_MAX)
-		return derr(err, errlen, -EINVAL, "%s: host longer than %d bytes", s, NFSC_HOST_MAX);
+		return derr(err, errlen, -EINVAL, "%s: host longer than %d bytes", s,
+			    NFSC_HOST_MAX);
 	memcpy(u->host, h, (size_t)(hend - h));
 	if (*p == ':') {
 		const char *d = ++p;

@@ -30,7 +30,8 @@ static int name_fail(struct nfsc *c, const char *path, const struct nfsc_name *n
 	if (st == NFS4ERR_NOENT)
 		return nfsc_fail(c, -EREMOTEIO, "%.*s: No such file or directory", len, path);
 	return nfsc_fail(c, st == NFS4ERR_GRACE || st == NFS4ERR_DELAY ? -EAGAIN : -EREMOTEIO,
-			 "%s %.*s: %s", nfsc_op_name(op), len, path, nfsc_stat_text(st, t, sizeof(t)));
+			 "%s %.*s: %s", nfsc_op_name(op), len, path,
+			 nfsc_stat_text(st, t, sizeof(t)));
 }
 
 static int dec_getfh(struct nfsc *c, struct nfsc_reply *r, uint8_t *fh, uint32_t *len)
@@ -69,7 +70,8 @@ static int dec_delegation(struct xdr_in *x, struct nfsc_file *f)
 		return 0;
 	case OPEN_DELEGATE_READ:
 	case OPEN_DELEGATE_WRITE:
-		if (xdr_dec_opaque_fixed_copy(x, f->deleg, NFSC_STATEID_SIZE) || xdr_dec_bool(x, &b))
+		if (xdr_dec_opaque_fixed_copy(x, f->deleg, NFSC_STATEID_SIZE) ||
+		    xdr_dec_bool(x, &b))
 			return -EBADMSG;
 		f->has_deleg = true;
 		if (type == OPEN_DELEGATE_WRITE) {
@@ -98,9 +100,9 @@ static int dec_open(struct nfsc *c, struct nfsc_reply *r, struct nfsc_file *f)
 		return nfsc_truncated(c, OP_OPEN);
 	f->open = true;
 	c->file = f;
-	if (xdr_dec_bool(&r->x, &atomic) || xdr_dec_u64(&r->x, &v64) ||
-	    xdr_dec_u64(&r->x, &v64) || xdr_dec_u32(&r->x, &rflags) ||
-	    nfsc_dec_bitmap(&r->x, NULL, &n) || dec_delegation(&r->x, f))
+	if (xdr_dec_bool(&r->x, &atomic) || xdr_dec_u64(&r->x, &v64) || xdr_dec_u64(&r->x, &v64) ||
+	    xdr_dec_u32(&r->x, &rflags) || nfsc_dec_bitmap(&r->x, NULL, &n) ||
+	    dec_delegation(&r->x, f))
 		return nfsc_truncated(c, OP_OPEN);
 	return 0;
 }
@@ -120,7 +122,8 @@ static int dec_attrs(struct nfsc *c, struct nfsc_reply *r, const char *path, str
 	if (nfsc_dec_bitmap(&r->x, w, &n) || xdr_dec_opaque(&r->x, &vals, &alen, NFSC_ATTRS_MAX))
 		return nfsc_truncated(c, OP_GETATTR);
 	if ((w[0] & ~(BIT(FATTR4_TYPE) | BIT(FATTR4_SIZE))) || (w[1] & ~BIT(FATTR4_SPACE_USED)))
-		return nfsc_fail(c, -EPROTO, "GETATTR: attributes returned that were not asked for");
+		return nfsc_fail(c, -EPROTO,
+				 "GETATTR: attributes returned that were not asked for");
 	for (i = 2; i < n; i++)
 		if (w[i])
 			return nfsc_fail(c, -EPROTO,
@@ -132,7 +135,8 @@ static int dec_attrs(struct nfsc *c, struct nfsc_reply *r, const char *path, str
 	    ((w[1] & BIT(FATTR4_SPACE_USED)) && xdr_dec_u64(&a, &f->space_used)))
 		return nfsc_truncated(c, OP_GETATTR);
 	if (type != NF4REG)
-		return nfsc_fail(c, -EINVAL, "%s: not a regular file (type %" PRIu32 ")", path, type);
+		return nfsc_fail(c, -EINVAL, "%s: not a regular file (type %" PRIu32 ")", path,
+				 type);
 	return 0;
 }
 
@@ -142,9 +146,9 @@ static int dec_attrs(struct nfsc *c, struct nfsc_reply *r, const char *path, str
  * GETFH of the directory reached or, for the last batch, OPEN of the
  * file + GETFH + GETATTR.
  */
-static int open_batch(struct nfsc *c, const char *path, const struct nfsc_name *n, unsigned int first,
-		      unsigned int k, bool last, uint8_t *dirfh, uint32_t *dirfh_len,
-		      struct nfsc_file *f)
+static int open_batch(struct nfsc *c, const char *path, const struct nfsc_name *n,
+		      unsigned int first, unsigned int k, bool last, uint8_t *dirfh,
+		      uint32_t *dirfh_len, struct nfsc_file *f)
 {
 	char owner[NFSC_OWNER_MAX];
 	const struct nfsc_name *file = &n[first + k];
@@ -320,8 +324,8 @@ int nfsc_io_wait(struct nfsc *c, struct nfsc_io **out)
 			break;
 	if (i == c->nslots) {
 		c->dead = true; /* nothing said on this connection can be trusted */
-		return nfsc_fail(c, -EPROTO, "a reply with xid %#" PRIx32 " matches no call in flight",
-				 r.xid);
+		return nfsc_fail(c, -EPROTO,
+				 "a reply with xid %#" PRIx32 " matches no call in flight", r.xid);
 	}
 	c->slot[i].busy = false;
 	c->inflight--;
@@ -465,8 +469,10 @@ static int walk_reply(struct nfsc *c, struct nfsc_walk *w, struct walk_state *ws
 		ws->op = OP_READ;
 		ws->probing = false;
 		w->fell_back = true;
-		nfsc_note(c, "the server has no READ_PLUS (%s): reading with READ, holes come as zeros",
-			  nfsc_stat_name(st));
+		nfsc_note(
+			c,
+			"the server has no READ_PLUS (%s): reading with READ, holes come as zeros",
+			nfsc_stat_name(st));
 		return walk_push(c, ws, io->offset, call->end);
 	}
 	if (st == NFS4ERR_DELAY && ++ws->delays <= NFSC_DELAY_TRIES) {
@@ -542,7 +548,9 @@ int nfsc_walk(struct nfsc *c, const struct nfsc_file *f, struct nfsc_walk *w)
 			for (i = 0; ws->call[i].busy; i++)
 				;
 			ws->call[i] = (struct walk_call){
-				.io = { .op = ws->op, .offset = r.off, .count = (uint32_t)(r.end - r.off),
+				.io = { .op = ws->op,
+					.offset = r.off,
+					.count = (uint32_t)(r.end - r.off),
 					.arg = &ws->call[i] },
 				.end = r.end,
 				.busy = true,
@@ -586,8 +594,8 @@ static int seek_one(struct nfsc *c, const struct nfsc_file *f, struct nfsc_walk 
 	c->status = io->status;
 	if (io->status == NFS4ERR_NOTSUPP || io->status == NFS4ERR_OP_ILLEGAL)
 		return nfsc_fail(c, -EOPNOTSUPP, "SEEK: %s", nfsc_stat_name(io->status));
-	return nfsc_fail(c, -EREMOTEIO, "SEEK(%s) from %" PRIu64 ": %s", what ? "HOLE" : "DATA", pos,
-			 nfsc_stat_name(io->status));
+	return nfsc_fail(c, -EREMOTEIO, "SEEK(%s) from %" PRIu64 ": %s", what ? "HOLE" : "DATA",
+			 pos, nfsc_stat_name(io->status));
 }
 
 static int seek_emit(struct nfsc_walk *w, uint32_t kind, uint64_t lo, uint64_t hi)
@@ -622,7 +630,8 @@ int nfsc_seek_walk(struct nfsc *c, const struct nfsc_file *f, struct nfsc_walk *
 		data = io.seek_offset;
 		if (data < pos)
 			return nfsc_fail(c, -EPROTO,
-					 "SEEK(DATA) from %" PRIu64 " answered %" PRIu64 ", before it",
+					 "SEEK(DATA) from %" PRIu64 " answered %" PRIu64
+					 ", before it",
 					 pos, data);
 		if (data > pos && (rc = seek_emit(w, NFSC_CONTENT_HOLE, pos, data)))
 			return rc;
