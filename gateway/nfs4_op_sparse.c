@@ -127,7 +127,7 @@ static int sparse_read(struct gw_obj *o, int fd, uint64_t off, uint64_t len, uns
 
 /* Encode the segments of @res that fit in @room bytes; *eof as sent. */
 static void encode_segments(struct nfs4_compound *c, const struct lacuna_result *res,
-			    size_t room, bool *eof)
+			    uint64_t from, uint64_t to, size_t room, bool *eof)
 {
 	struct xdr_mark m_count;
 	uint64_t data = 0, holes = 0;
@@ -146,7 +146,9 @@ static void encode_segments(struct nfs4_compound *c, const struct lacuna_result 
 			xdr_enc_u64(c->out, e->offset);
 			xdr_enc_u64(c->out, e->length);
 			room -= RP_HOLE;
-			holes += e->length;
+			/* counted for the part asked for: holes go out whole, again and again */
+			holes += (e->offset + e->length < to ? e->offset + e->length : to) -
+				 (e->offset > from ? e->offset : from);
 		} else {
 			size_t len = e->length;
 
@@ -238,7 +240,7 @@ uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
 	count_result(c->srv, res);
 	eof = res->flags & LACUNA_SR_EOF;
 	xdr_out_reserve(c->out, &m_eof);
-	encode_segments(c, res, room, &eof);
+	encode_segments(c, res, a->offset, a->offset + count, room, &eof);
 	xdr_out_fill(&m_eof, eof);
 out:
 	if (chunk)
@@ -253,7 +255,7 @@ uint32_t nfs4_run_seek(struct nfs4_compound *c, void *args)
 	struct seek_args *a = args;
 	struct gw_obj *o = c->cfh;
 	struct lacuna_result *res = NULL;
-	uint64_t off = a->offset, found = 0;
+	uint64_t off = a->offset, found = 0, window;
 	bool owned = false, have = false, eof = false;
 	uint32_t status;
 	int fd = -1, err;
@@ -274,10 +276,16 @@ uint32_t nfs4_run_seek(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_DELAY;
 		goto out;
 	}
-	for (;;) {
+	for (window = 1024 * 1024;; window = window < (UINT64_MAX >> 1) ? window * 2 : window) {
 		unsigned int i;
 
-		err = sparse_read(o, fd, off, UINT64_MAX - off, LACUNA_READ_MAP, NULL, 0, res);
+		/*
+		 * A window that doubles: the first segment of the kind asked for
+		 * is all SEEK needs, and a map to end of file costs two lseeks
+		 * per segment under the lock.
+		 */
+		err = sparse_read(o, fd, off, window < UINT64_MAX - off ? window : UINT64_MAX - off,
+				  LACUNA_READ_MAP, NULL, 0, res);
 		if (err) {
 			status = nfs4_errno(err);
 			goto out;
@@ -294,8 +302,8 @@ uint32_t nfs4_run_seek(struct nfs4_compound *c, void *args)
 			found = e->offset > off ? e->offset : off;
 			have = true;
 		}
-		if (have || (res->flags & LACUNA_SR_EOF) || !(res->flags & LACUNA_SR_SHORT) ||
-		    res->next_offset <= off)
+		if (have || (res->flags & LACUNA_SR_EOF) || res->next_offset <= off ||
+		    res->next_offset >= res->file_size)
 			break;
 		off = res->next_offset;
 	}

@@ -75,13 +75,12 @@ for ((i = 0; i < 3000; i++)); do
 	: >"$dir/many/entry-$i" || lt_hard "making $dir/many"
 done
 
-# The guest's lt_seekmap: the build tree's, when the guest sees it (the
-# host's root is the guest's; its /tmp is not), else python3.
+# The guest's lt_seekmap: a copy in the shared directory (the host's root
+# is the guest's, but not its /tmp, where a build tree may be).
 guest_sm=""
-case $SM in
-/tmp/* | /var/tmp/* | /run/* | /dev/shm/*) ;;
-*) guest_sm=$SM ;;
-esac
+if cp "$SM" "$share/lt_seekmap" 2>/dev/null; then
+	guest_sm=$share/lt_seekmap
+fi
 
 cat >"$share/guest.sh" <<'GUEST'
 # In the VM: everything goes through the kernel's NFS client.
