@@ -383,7 +383,9 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 	 * The size first: a file grown write by write gets blocks preallocated
 	 * past its end (XFS) that would stay inside the holes written around.
 	 */
-	if (fstat(g.fd, &dst) == 0 && S_ISREG(dst.st_mode) && ftruncate(g.fd, (off_t)nc.f.size)) {
+	if (fstat(g.fd, &dst) < 0)
+		dst.st_mode = 0;
+	if (S_ISREG(dst.st_mode) && ftruncate(g.fd, (off_t)nc.f.size)) {
 		snprintf(msg, sizeof(msg), "ftruncate %s: %s", g.dest, strerror(errno));
 		return nfs_finish(&nc, cmd_fail(&nc, msg));
 	}
@@ -402,7 +404,7 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 		snprintf(msg, sizeof(msg), "pwrite %s: %s", g.dest, strerror(g.err));
 	else if (rc)
 		snprintf(msg, sizeof(msg), "%s", nfsc_error(nc.c));
-	else if (ftruncate(g.fd, (off_t)size))
+	else if (S_ISREG(dst.st_mode) && ftruncate(g.fd, (off_t)size))
 		snprintf(msg, sizeof(msg), "ftruncate %s: %s", g.dest, strerror(errno));
 	else
 		msg[0] = '\0';
