@@ -689,7 +689,7 @@ uint32_t nfs4_attr_compare(struct nfs4_compound *c, struct gw_obj *o, struct xdr
 	if (st == NFS4_OK && !c->out->err && len <= sizeof(mine))
 		xdr_out_copy(c->out, pos.len, mine, len);
 	else if (st == NFS4_OK)
-		st = c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
+		st = nfs4_enc_status(c, c->out->err ? c->out->err : -EMSGSIZE);
 	xdr_out_truncate(c->out, &pos);
 	if (st != NFS4_OK)
 		return st;

@@ -132,7 +132,7 @@ static uint32_t run_op(struct nfs4_compound *c, struct xdr_in *args, const struc
 	if (st != NFS4_OK)
 		return st;
 	if (d->reply_max > nfs4_reply_room(c))
-		return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
+		return nfs4_enc_status(c, -EMSGSIZE);
 	return d->run(c, argbuf);
 }
 
@@ -232,9 +232,9 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 			goto out_replayed;
 		}
 		if (c->out->err) {
-			/* the results did not fit: roll them back and say so */
+			/* the results could not be encoded: roll them back and say why */
+			status = nfs4_enc_status(c, c->out->err);
 			xdr_out_truncate(c->out, &body);
-			status = c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
 		} else if (status != NFS4_OK && !c->keep_body) {
 			xdr_out_truncate(c->out, &body);
 		}

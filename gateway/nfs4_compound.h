@@ -145,6 +145,13 @@ extern const struct nfs4_op_desc nfs4_ops[NFS4_OP_LAST + 1];
  */
 int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args);
 
+/*
+ * The status for a reply that could not be encoded (@err from xdr_out):
+ * too big for the session (4.1+: REP_TOO_BIG) or the transport (4.0:
+ * RESOURCE), or the pool is exhausted for now (DELAY).
+ */
+uint32_t nfs4_enc_status(const struct nfs4_compound *c, int err);
+
 /* Bytes an op may still add to the reply. */
 size_t nfs4_reply_room(const struct nfs4_compound *c);
 
@@ -167,6 +174,12 @@ int nfs4_dec_component(struct xdr_in *x, char name[NFS4_NAME_MAX + 1], uint32_t 
 int nfs4_enc_change_info(struct xdr_out *out, bool atomic, uint64_t before, uint64_t after);
 /* The change attribute of a file (ctime in ns; i_version is not visible here). */
 uint64_t nfs4_change_of(const struct stat *st);
+
+/*
+ * NFS4_OK for a regular file, else what READ, WRITE and the 4.2 I/O ops
+ * answer: ISDIR; SYMLINK or WRONG_TYPE from 4.1 on; INVAL in 4.0.
+ */
+uint32_t nfs4_regular_file(const struct nfs4_compound *c, const struct gw_obj *o);
 
 /* If the 4.1 special "current stateid" (seqid 1, other 0) is given, substitute c->cur_sid. */
 uint32_t nfs4_resolve_current_sid(struct nfs4_compound *c, struct nfs4_stateid *sid);

@@ -64,43 +64,6 @@ static uint32_t dir_need_writable_dir(const struct gw_obj *o)
 	return dir_need_dir(o);
 }
 
-static int dir_dec_name(struct xdr_in *x, char name[NFS4_NAME_MAX + 1], uint32_t *status)
-{
-	int rc = nfs4_dec_component(x, name, status);
-
-	if (rc < 0)
-		return -EBADMSG;
-	if (rc > 0 && *status == NFS4_OK)
-		*status = (uint32_t)rc;
-	return 0;
-}
-
-/* nfsd's check_filename(), again on the decoded name. */
-static uint32_t dir_name_status(uint32_t dec_status, const char *name)
-{
-	size_t len;
-
-	if (dec_status)
-		return dec_status;
-	len = strlen(name);
-	if (len == 0)
-		return NFS4ERR_INVAL;
-	if (len > NFS4_NAME_MAX)
-		return NFS4ERR_NAMETOOLONG;
-	if (!strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/'))
-		return NFS4ERR_BADNAME;
-	return NFS4_OK;
-}
-
-static uint32_t dir_enc_status(const struct nfs4_compound *c, int err)
-{
-	if (err == -EMSGSIZE)
-		return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
-	if (err == -ENOBUFS || err == -ENOMEM)
-		return NFS4ERR_DELAY;
-	return NFS4ERR_SERVERFAULT;
-}
-
 /* The change attribute of directory @o, 0 when it cannot be had. */
 static uint64_t dir_change(struct nfs4_compound *c, struct gw_obj *o)
 {
@@ -180,7 +143,7 @@ int nfs4_dec_create(struct xdr_in *x, void *args)
 	default: /* void arms; a type CREATE cannot make is refused when run */
 		break;
 	}
-	if (dir_dec_name(x, a->name, &a->name_status))
+	if (nfs4_dec_component(x, a->name, &a->name_status))
 		return -EBADMSG;
 	st = nfs4_dec_sattr(x, &a->sa);
 	if (st == NFS4ERR_BADXDR)
@@ -252,7 +215,7 @@ uint32_t nfs4_run_create(struct nfs4_compound *c, void *args)
 	default: /* NF4REG (OPEN makes those), named attributes, nonsense */
 		return NFS4ERR_BADTYPE;
 	}
-	st = dir_name_status(a->name_status, a->name);
+	st = a->name_status;
 	if (st)
 		return st;
 	if (a->sa_status)
@@ -287,7 +250,7 @@ uint32_t nfs4_run_create(struct nfs4_compound *c, void *args)
 	rc = nfs4_enc_change_info(c->out, false, before, after) ?: nfs4_enc_bitmap(c->out, &set);
 	if (rc) {
 		gw_obj_put(o);
-		return dir_enc_status(c, rc);
+		return nfs4_enc_status(c, rc);
 	}
 	nfs4_set_cfh(c, o);
 	c->cur_sid_set = false;
@@ -306,7 +269,7 @@ int nfs4_dec_remove(struct xdr_in *x, void *args)
 {
 	struct remove_args *a = args;
 
-	return dir_dec_name(x, a->name, &a->name_status);
+	return nfs4_dec_component(x, a->name, &a->name_status);
 }
 
 /* unlink @name, or rmdir it if it is a directory: 0 or -errno. */
@@ -336,7 +299,7 @@ uint32_t nfs4_run_remove(struct nfs4_compound *c, void *args)
 	uint32_t st;
 	int rc;
 
-	st = dir_name_status(a->name_status, a->name);
+	st = a->name_status;
 	if (st)
 		return st;
 	st = dir_need_writable_dir(dir);
@@ -355,7 +318,7 @@ uint32_t nfs4_run_remove(struct nfs4_compound *c, void *args)
 	dir_forget_if_gone(victim);
 
 	rc = nfs4_enc_change_info(c->out, false, before, after);
-	return rc ? dir_enc_status(c, rc) : NFS4_OK;
+	return rc ? nfs4_enc_status(c, rc) : NFS4_OK;
 }
 
 /* ---------------------------------------------------------------- RENAME */
@@ -371,9 +334,9 @@ int nfs4_dec_rename(struct xdr_in *x, void *args)
 {
 	struct rename_args *a = args;
 
-	if (dir_dec_name(x, a->oldname, &a->old_status))
+	if (nfs4_dec_component(x, a->oldname, &a->old_status))
 		return -EBADMSG;
-	return dir_dec_name(x, a->newname, &a->new_status);
+	return nfs4_dec_component(x, a->newname, &a->new_status);
 }
 
 uint32_t nfs4_run_rename(struct nfs4_compound *c, void *args)
@@ -386,9 +349,9 @@ uint32_t nfs4_run_rename(struct nfs4_compound *c, void *args)
 
 	if (!from)
 		return NFS4ERR_NOFILEHANDLE;
-	st = dir_name_status(a->old_status, a->oldname);
+	st = a->old_status;
 	if (!st)
-		st = dir_name_status(a->new_status, a->newname);
+		st = a->new_status;
 	if (st)
 		return st;
 	st = dir_need_writable_dir(from);
@@ -422,7 +385,7 @@ uint32_t nfs4_run_rename(struct nfs4_compound *c, void *args)
 
 	rc = nfs4_enc_change_info(c->out, false, from_before, from_after)
 		     ?: nfs4_enc_change_info(c->out, false, to_before, to_after);
-	return rc ? dir_enc_status(c, rc) : NFS4_OK;
+	return rc ? nfs4_enc_status(c, rc) : NFS4_OK;
 }
 
 /* ---------------------------------------------------------------- LINK */
@@ -437,7 +400,7 @@ int nfs4_dec_link(struct xdr_in *x, void *args)
 {
 	struct link_args *a = args;
 
-	return dir_dec_name(x, a->name, &a->name_status);
+	return nfs4_dec_component(x, a->name, &a->name_status);
 }
 
 uint32_t nfs4_run_link(struct nfs4_compound *c, void *args)
@@ -451,7 +414,7 @@ uint32_t nfs4_run_link(struct nfs4_compound *c, void *args)
 
 	if (!file)
 		return NFS4ERR_NOFILEHANDLE;
-	st = dir_name_status(a->name_status, a->name);
+	st = a->name_status;
 	if (st)
 		return st;
 	st = dir_need_writable_dir(dir);
@@ -469,7 +432,7 @@ uint32_t nfs4_run_link(struct nfs4_compound *c, void *args)
 	after = dir_change(c, dir);
 
 	rc = nfs4_enc_change_info(c->out, false, before, after);
-	return rc ? dir_enc_status(c, rc) : NFS4_OK;
+	return rc ? nfs4_enc_status(c, rc) : NFS4_OK;
 }
 
 /* ---------------------------------------------------------------- READLINK */
@@ -490,5 +453,5 @@ uint32_t nfs4_run_readlink(struct nfs4_compound *c, void *args)
 	if ((size_t)n > NFS4_LINKTEXT_MAX)
 		return NFS4ERR_NAMETOOLONG;
 	rc = xdr_enc_opaque(c->out, buf, (uint32_t)n, NFS4_LINKTEXT_MAX);
-	return rc ? dir_enc_status(c, rc) : NFS4_OK;
+	return rc ? nfs4_enc_status(c, rc) : NFS4_OK;
 }

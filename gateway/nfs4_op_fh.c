@@ -51,54 +51,6 @@ static uint32_t fh_need_dir(const struct gw_obj *o)
  * long, "." or "..", a '/') lands in *status for the handler to return;
  * only a record that cannot be decoded at all fails the decode.
  */
-static int fh_dec_name(struct xdr_in *x, char name[NFS4_NAME_MAX + 1], uint32_t *status)
-{
-	int rc = nfs4_dec_component(x, name, status);
-
-	if (rc < 0)
-		return -EBADMSG;
-	if (rc > 0 && *status == NFS4_OK)
-		*status = (uint32_t)rc;
-	return 0;
-}
-
-/* The checks of nfsd's check_filename(), on a decoded name. */
-static uint32_t fh_check_name(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (len == 0)
-		return NFS4ERR_INVAL;
-	if (len > NFS4_NAME_MAX)
-		return NFS4ERR_NAMETOOLONG;
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return NFS4ERR_BADNAME;
-	if (strchr(name, '/'))
-		return NFS4ERR_BADNAME;
-	return NFS4_OK;
-}
-
-static uint32_t fh_obj_status(int err)
-{
-	switch (err) {
-	case -EBADF:
-		return NFS4ERR_BADHANDLE;
-	case -ESTALE:
-		return NFS4ERR_STALE;
-	default:
-		return nfs4_errno(err);
-	}
-}
-
-static uint32_t fh_enc_status(const struct nfs4_compound *c, int err)
-{
-	if (err == -EMSGSIZE)
-		return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
-	if (err == -ENOBUFS || err == -ENOMEM)
-		return NFS4ERR_DELAY;
-	return NFS4ERR_SERVERFAULT;
-}
-
 /* A new current file handle (reference taken over); the current stateid becomes invalid. */
 static void fh_put_new(struct nfs4_compound *c, struct gw_obj *o)
 {
@@ -171,7 +123,7 @@ uint32_t nfs4_run_putfh(struct nfs4_compound *c, void *args)
 		return NFS4ERR_BADHANDLE;
 	rc = gw_obj_from_fh(c->srv, a->fh, a->len, &o);
 	if (rc)
-		return fh_obj_status(rc);
+		return nfs4_errno(rc);
 	fh_put_new(c, o);
 	return NFS4_OK;
 }
@@ -185,7 +137,7 @@ uint32_t nfs4_run_getfh(struct nfs4_compound *c, void *args)
 
 	(void)args;
 	rc = xdr_enc_opaque(c->out, fh->data, fh->len, NFS4_FHSIZE);
-	return rc ? fh_enc_status(c, rc) : NFS4_OK;
+	return rc ? nfs4_enc_status(c, rc) : NFS4_OK;
 }
 
 /* ---------------------------------------------------------------- SAVEFH, RESTOREFH */
@@ -214,37 +166,48 @@ uint32_t nfs4_run_restorefh(struct nfs4_compound *c, void *args)
 
 /* ---------------------------------------------------------------- LOOKUP, LOOKUPP */
 
-struct lookup_args {
-	uint32_t status; /* of the name */
+/* LOOKUP and SECINFO: a name in the current directory */
+struct name_args {
+	uint32_t status; /* of the name, as nfs4_dec_component() found it */
 	char name[NFS4_NAME_MAX + 1];
 };
-_Static_assert(sizeof(struct lookup_args) <= NFS4_ARGS_MAX, "lookup args");
+_Static_assert(sizeof(struct name_args) <= NFS4_ARGS_MAX, "name args");
 
-int nfs4_dec_lookup(struct xdr_in *x, void *args)
+static int dec_name(struct xdr_in *x, void *args)
 {
-	struct lookup_args *a = args;
+	struct name_args *a = args;
 
-	return fh_dec_name(x, a->name, &a->status);
+	return nfs4_dec_component(x, a->name, &a->status);
 }
 
-uint32_t nfs4_run_lookup(struct nfs4_compound *c, void *args)
+/* The object @a names in the current directory, with a reference. */
+static uint32_t lookup_name(struct nfs4_compound *c, const struct name_args *a, struct gw_obj **o)
 {
-	struct lookup_args *a = args;
-	struct gw_obj *o;
-	uint32_t st;
+	uint32_t st = a->status;
 	int rc;
 
-	st = a->status ?: fh_check_name(a->name);
 	if (st)
 		return st;
 	st = fh_need_dir(c->cfh);
 	if (st)
 		return st;
-	rc = gw_obj_lookup(c->srv, c->cfh, a->name, &o);
-	if (rc)
-		return fh_obj_status(rc);
-	fh_put_new(c, o);
-	return NFS4_OK;
+	rc = gw_obj_lookup(c->srv, c->cfh, a->name, o);
+	return rc ? nfs4_errno(rc) : NFS4_OK;
+}
+
+int nfs4_dec_lookup(struct xdr_in *x, void *args)
+{
+	return dec_name(x, args);
+}
+
+uint32_t nfs4_run_lookup(struct nfs4_compound *c, void *args)
+{
+	struct gw_obj *o;
+	uint32_t st = lookup_name(c, args, &o);
+
+	if (st == NFS4_OK)
+		fh_put_new(c, o);
+	return st;
 }
 
 uint32_t nfs4_run_lookupp(struct nfs4_compound *c, void *args)
@@ -259,7 +222,7 @@ uint32_t nfs4_run_lookupp(struct nfs4_compound *c, void *args)
 		return st;
 	rc = gw_obj_parent(c->srv, c->cfh, &o);
 	if (rc)
-		return fh_obj_status(rc);
+		return nfs4_errno(rc);
 	fh_put_new(c, o);
 	return NFS4_OK;
 }
@@ -298,7 +261,7 @@ static uint32_t secinfo_encode(struct nfs4_compound *c, const struct gw_obj *o)
 	n = opts->nsec < GW_SEC_MAX ? opts->nsec : GW_SEC_MAX;
 	if (n == 0) {
 		rc = xdr_enc_u32(c->out, 1) ?: xdr_enc_u32(c->out, RPC_AUTH_SYS);
-		return rc ? fh_enc_status(c, rc) : NFS4_OK;
+		return rc ? nfs4_enc_status(c, rc) : NFS4_OK;
 	}
 	rc = xdr_enc_u32(c->out, n);
 	for (i = 0; i < n && !rc; i++) {
@@ -306,38 +269,21 @@ static uint32_t secinfo_encode(struct nfs4_compound *c, const struct gw_obj *o)
 		rc = xdr_enc_u32(c->out,
 				 opts->sec[i] == GW_SEC_NONE ? RPC_AUTH_NONE : RPC_AUTH_SYS);
 	}
-	return rc ? fh_enc_status(c, rc) : NFS4_OK;
+	return rc ? nfs4_enc_status(c, rc) : NFS4_OK;
 }
-
-struct secinfo_args {
-	uint32_t status; /* of the name */
-	char name[NFS4_NAME_MAX + 1];
-};
-_Static_assert(sizeof(struct secinfo_args) <= NFS4_ARGS_MAX, "secinfo args");
 
 int nfs4_dec_secinfo(struct xdr_in *x, void *args)
 {
-	struct secinfo_args *a = args;
-
-	return fh_dec_name(x, a->name, &a->status);
+	return dec_name(x, args);
 }
 
 uint32_t nfs4_run_secinfo(struct nfs4_compound *c, void *args)
 {
-	struct secinfo_args *a = args;
 	struct gw_obj *o;
-	uint32_t st;
-	int rc;
+	uint32_t st = lookup_name(c, args, &o);
 
-	st = a->status ?: fh_check_name(a->name);
-	if (st)
+	if (st != NFS4_OK)
 		return st;
-	st = fh_need_dir(c->cfh);
-	if (st)
-		return st;
-	rc = gw_obj_lookup(c->srv, c->cfh, a->name, &o);
-	if (rc)
-		return fh_obj_status(rc);
 	st = secinfo_encode(c, o);
 	gw_obj_put(o);
 	if (st == NFS4_OK && c->minor >= 1)
@@ -374,7 +320,7 @@ uint32_t nfs4_run_secinfo_no_name(struct nfs4_compound *c, void *args)
 			return st;
 		rc = gw_obj_parent(c->srv, c->cfh, &o);
 		if (rc)
-			return fh_obj_status(rc);
+			return nfs4_errno(rc);
 		st = secinfo_encode(c, o);
 		gw_obj_put(o);
 		break;

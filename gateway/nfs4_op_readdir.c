@@ -115,23 +115,6 @@ static void rd_verf(const struct gw_obj *dir, uint8_t v[NFS4_VERIFIER_SIZE])
 	xdr_put_u32(v + 4, (uint32_t)x);
 }
 
-static uint32_t rd_too_big(const struct nfs4_compound *c)
-{
-	return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
-}
-
-static uint32_t rd_obj_status(int err)
-{
-	switch (err) {
-	case -EBADF:
-		return NFS4ERR_BADHANDLE;
-	case -ESTALE:
-		return NFS4ERR_STALE;
-	default:
-		return nfs4_errno(err);
-	}
-}
-
 /* The attributes of entry @name: an nfsstat4 of looking it up or encoding. */
 static uint32_t rd_enc_attrs(struct rd *r, const char *name, int *lookup_err)
 {
@@ -150,7 +133,7 @@ static uint32_t rd_enc_attrs(struct rd *r, const char *name, int *lookup_err)
 	rc = gw_obj_lookup(c->srv, r->dir, name, &o);
 	if (rc) {
 		*lookup_err = rc;
-		return rd_obj_status(rc);
+		return nfs4_errno(rc);
 	}
 	st = nfs4_enc_fattr(c, c->out, o, &r->a->req);
 	gw_obj_put(o);
@@ -343,22 +326,22 @@ uint32_t nfs4_run_readdir(struct nfs4_compound *c, void *args)
 	r.maxcount_bound = a->maxcount <= room;
 	r.budget = r.maxcount_bound ? a->maxcount : room;
 	if (r.budget < RD_HEAD + RD_TRAILER)
-		return r.maxcount_bound ? NFS4ERR_TOOSMALL : rd_too_big(c);
+		return r.maxcount_bound ? NFS4ERR_TOOSMALL : nfs4_enc_status(c, -EMSGSIZE);
 	r.want_attrs = a->req.w[0] | a->req.w[1] | a->req.w[2];
 
 	r.start = xdr_out_len(c->out);
 	rc = xdr_enc_opaque_fixed(c->out, verf, sizeof(verf));
 	if (rc)
-		return rc == -EMSGSIZE ? rd_too_big(c) : NFS4ERR_SERVERFAULT;
+		return nfs4_enc_status(c, rc);
 
 	st = gw_obj_is_pseudo(dir) ? rd_pseudo(&r, &eof) : rd_real(&r, &eof);
 	if (st)
 		return st;
 	if (r.n == 0 && !eof)
-		return r.maxcount_bound ? NFS4ERR_TOOSMALL : rd_too_big(c);
+		return r.maxcount_bound ? NFS4ERR_TOOSMALL : nfs4_enc_status(c, -EMSGSIZE);
 
 	rc = xdr_enc_u32(c->out, 0) ?: xdr_enc_bool(c->out, eof);
 	if (rc)
-		return rc == -EMSGSIZE ? rd_too_big(c) : NFS4ERR_SERVERFAULT;
+		return nfs4_enc_status(c, rc);
 	return NFS4_OK;
 }

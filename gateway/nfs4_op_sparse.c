@@ -87,21 +87,6 @@ int nfs4_dec_seek(struct xdr_in *x, void *args)
 	return 0;
 }
 
-/* READ_PLUS, SEEK: a regular file, else what §15.10.3 and §15.11.3 ask. */
-static uint32_t sparse_file(const struct gw_obj *o)
-{
-	switch (o->type) {
-	case S_IFREG:
-		return NFS4_OK;
-	case S_IFDIR:
-		return NFS4ERR_ISDIR;
-	case S_IFLNK:
-		return NFS4ERR_SYMLINK;
-	default:
-		return NFS4ERR_WRONG_TYPE;
-	}
-}
-
 static void count_result(struct gw_srv *s, const struct lacuna_result *res)
 {
 	if (res->atomic)
@@ -187,10 +172,7 @@ uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
 	uint32_t status;
 	int fd = -1, err;
 
-	status = sparse_file(o);
-	if (status != NFS4_OK)
-		return status;
-	status = nfs4_resolve_current_sid(c, &a->sid);
+	status = nfs4_regular_file(c, o);
 	if (status != NFS4_OK)
 		return status;
 	status = nfs4_state_io_fd(c, &a->sid, o, false, &fd, &owned);
@@ -201,7 +183,7 @@ uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
 		goto out;
 	}
 	if (room < RP_HEAD + RP_HOLE) {
-		status = c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
+		status = nfs4_enc_status(c, -EMSGSIZE);
 		goto out;
 	}
 	if (count > GW_IO_MAX)
@@ -260,14 +242,11 @@ uint32_t nfs4_run_seek(struct nfs4_compound *c, void *args)
 	uint32_t status;
 	int fd = -1, err;
 
-	status = sparse_file(o);
+	status = nfs4_regular_file(c, o);
 	if (status != NFS4_OK)
 		return status;
 	if (a->what != NFS4_CONTENT_DATA && a->what != NFS4_CONTENT_HOLE)
 		return NFS4ERR_UNION_NOTSUPP;
-	status = nfs4_resolve_current_sid(c, &a->sid);
-	if (status != NFS4_OK)
-		return status;
 	status = nfs4_state_io_fd(c, &a->sid, o, false, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;

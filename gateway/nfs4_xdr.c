@@ -91,6 +91,26 @@ int nfs4_dec_component(struct xdr_in *x, char name[NFS4_NAME_MAX + 1], uint32_t 
 	return 0;
 }
 
+uint32_t nfs4_regular_file(const struct nfs4_compound *c, const struct gw_obj *o)
+{
+	if (o->type == S_IFREG)
+		return NFS4_OK;
+	if (o->type == S_IFDIR)
+		return NFS4ERR_ISDIR;
+	if (c->minor == 0)
+		return NFS4ERR_INVAL;
+	return o->type == S_IFLNK ? NFS4ERR_SYMLINK : NFS4ERR_WRONG_TYPE;
+}
+
+uint32_t nfs4_enc_status(const struct nfs4_compound *c, int err)
+{
+	if (err == -EMSGSIZE)
+		return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
+	if (err == -ENOBUFS || err == -ENOMEM)
+		return NFS4ERR_DELAY;
+	return NFS4ERR_SERVERFAULT;
+}
+
 int nfs4_enc_change_info(struct xdr_out *out, bool atomic, uint64_t before, uint64_t after)
 {
 	xdr_enc_bool(out, atomic);
