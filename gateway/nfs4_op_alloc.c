@@ -50,17 +50,13 @@ static uint32_t run_fallocate(struct nfs4_compound *c, struct alloc_args *a, int
 	uint32_t status;
 	int fd = -1;
 
-	if (o->type != S_IFREG)
-		return o->type == S_IFDIR ? NFS4ERR_ISDIR
-		       : o->type == S_IFLNK ? NFS4ERR_SYMLINK
-					    : NFS4ERR_WRONG_TYPE;
+	status = nfs4_regular_file(c, o);
+	if (status != NFS4_OK)
+		return status;
 	if (a->offset > (uint64_t)INT64_MAX || a->length > (uint64_t)INT64_MAX - a->offset)
 		return NFS4ERR_FBIG;
 	if (a->length == 0)
 		return NFS4ERR_INVAL;
-	status = nfs4_resolve_current_sid(c, &a->sid);
-	if (status != NFS4_OK)
-		return status;
 	status = nfs4_state_io_fd(c, &a->sid, o, true, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;

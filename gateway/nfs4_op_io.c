@@ -46,18 +46,6 @@ struct commit_args {
 _Static_assert(sizeof(struct read_args) <= NFS4_ARGS_MAX, "READ args");
 _Static_assert(sizeof(struct write_args) <= NFS4_ARGS_MAX, "WRITE args");
 
-/* A regular file, or the status READ/WRITE give for anything else. */
-static uint32_t regular_file(const struct nfs4_compound *c, const struct gw_obj *o)
-{
-	if (o->type == S_IFREG)
-		return NFS4_OK;
-	if (o->type == S_IFDIR)
-		return NFS4ERR_ISDIR;
-	if (o->type == S_IFLNK && c->minor > 0)
-		return NFS4ERR_SYMLINK;
-	return c->minor > 0 ? NFS4ERR_WRONG_TYPE : NFS4ERR_INVAL;
-}
-
 int nfs4_dec_read(struct xdr_in *x, void *args)
 {
 	struct read_args *a = args;
@@ -99,10 +87,7 @@ uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
 	uint32_t status;
 	int fd = -1, err;
 
-	status = regular_file(c, o);
-	if (status != NFS4_OK)
-		return status;
-	status = nfs4_resolve_current_sid(c, &a->sid);
+	status = nfs4_regular_file(c, o);
 	if (status != NFS4_OK)
 		return status;
 	status = nfs4_state_io_fd(c, &a->sid, o, false, &fd, &owned);
@@ -175,14 +160,11 @@ uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
 	size_t done = 0;
 	int fd = -1;
 
-	status = regular_file(c, o);
+	status = nfs4_regular_file(c, o);
 	if (status != NFS4_OK)
 		return status;
 	if (a->offset > (uint64_t)INT64_MAX || a->len > (uint64_t)INT64_MAX - a->offset)
 		return NFS4ERR_FBIG;
-	status = nfs4_resolve_current_sid(c, &a->sid);
-	if (status != NFS4_OK)
-		return status;
 	status = nfs4_state_io_fd(c, &a->sid, o, true, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;
