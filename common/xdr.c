@@ -253,6 +253,7 @@ void xdr_out_init(struct xdr_out *out, struct xdr_carver *src, size_t max)
 	out->err = 0;
 	out->nseg = 0;
 	out->tip = NULL;
+	out->nddp = 0;
 }
 
 void xdr_out_release(struct xdr_out *out)
@@ -461,6 +462,8 @@ void xdr_out_truncate(struct xdr_out *out, const struct xdr_pos *pos)
 	struct iovec *last;
 	size_t cut;
 
+	while (out->nddp && out->ddp[out->nddp - 1].off + out->ddp[out->nddp - 1].len > pos->len)
+		out->nddp--;
 	if (pos->nseg == out->nseg && out->nseg && out->tip && out->tip == c->chunk + c->used) {
 		/* only the tail of the last, local segment goes: give it back to the carver */
 		last = &out->seg[out->nseg - 1];
@@ -541,6 +544,23 @@ int xdr_enc_opaque(struct xdr_out *out, const void *p, uint32_t len, uint32_t ma
 int xdr_enc_opaque_ref(struct xdr_out *out, const void *p, uint32_t len)
 {
 	return xdr_enc_u32(out, len) ?: xdr_out_ref(out, p, len);
+}
+
+int xdr_enc_opaque_ddp(struct xdr_out *out, const void *p, uint32_t len)
+{
+	size_t off;
+
+	if (xdr_enc_u32(out, len))
+		return out->err;
+	off = out->len;
+	if (xdr_out_ref(out, p, len))
+		return out->err;
+	if (out->nddp < XDR_OUT_DDP_MAX) {
+		out->ddp[out->nddp].off = off;
+		out->ddp[out->nddp].len = len;
+		out->nddp++;
+	}
+	return 0;
 }
 
 int xdr_enc_string(struct xdr_out *out, const char *s, uint32_t len, uint32_t max)

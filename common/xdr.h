@@ -96,6 +96,8 @@
 #define XDR_OUT_SEGS_RESERVE 4
 /* each reply starts on a fresh cache line of its carver's chunk */
 #define XDR_OUT_ALIGN 64
+/* DDP-eligible items remembered per reply (RPC-over-RDMA write chunks) */
+#define XDR_OUT_DDP_MAX 4
 
 /* ------------------------------------------------------------ decoding */
 
@@ -185,6 +187,12 @@ struct xdr_out {
 	uint8_t *tip; /* end of the last segment when local and growable, else NULL */
 	struct iovec seg[XDR_OUT_SEGS_MAX];
 	void *hold[XDR_OUT_SEGS_MAX]; /* chunk referenced by seg[i], or NULL */
+	/* DDP-eligible items, in order: bytes [off, off + len) of the reply (no pad) */
+	unsigned int nddp;
+	struct xdr_ddp {
+		size_t off;
+		size_t len;
+	} ddp[XDR_OUT_DDP_MAX];
 };
 
 /* A deferred 4-byte word. */
@@ -250,6 +258,13 @@ int xdr_enc_opaque_fixed(struct xdr_out *out, const void *p, size_t len);
 int xdr_enc_opaque(struct xdr_out *out, const void *p, uint32_t len, uint32_t max);
 /* opaque<> whose bytes are referenced in place (xdr_out_ref) */
 int xdr_enc_opaque_ref(struct xdr_out *out, const void *p, uint32_t len);
+/*
+ * The same, marking the bytes as a DDP-eligible item (RFC 8166 §3.4.5):
+ * a transport that can place it directly (an RPC-over-RDMA write chunk)
+ * finds it in out->ddp and sends the reply without those bytes and
+ * their pad; a stream transport sends the reply as it is.
+ */
+int xdr_enc_opaque_ddp(struct xdr_out *out, const void *p, uint32_t len);
 int xdr_enc_string(struct xdr_out *out, const char *s, uint32_t len, uint32_t max);
 /* unsigned int<max> */
 int xdr_enc_u32_array(struct xdr_out *out, const uint32_t *v, uint32_t n, uint32_t max);

@@ -130,7 +130,7 @@ uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
 		eof = (uint64_t)st.st_size <= a->offset + (uint64_t)n;
 	}
 	xdr_enc_bool(c->out, eof);
-	xdr_enc_opaque_ref(c->out, chunk, (uint32_t)n);
+	xdr_enc_opaque_ddp(c->out, chunk, (uint32_t)n);
 	atomic_fetch_add_explicit(&c->srv->stats.read_bytes, (unsigned long long)n,
 				  memory_order_relaxed);
 out:
