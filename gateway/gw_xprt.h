@@ -47,4 +47,17 @@ extern const struct gw_xprt_ops gw_tcp_ops;
 /* Wake the TCP loop (from any thread) to notice gw.stopping. */
 void gw_tcp_wake(void);
 
+#ifdef HAVE_RDMA
+/*
+ * RPC-over-RDMA (gw_rdma.c). start() returns 0 without listening when
+ * the configuration does not ask for RDMA or no device is there (said
+ * once in the log); run() then returns at once.
+ */
+extern const struct gw_xprt_ops gw_rdma_ops;
+/* Listening: run() has work to do. */
+bool gw_rdma_enabled(void);
+/* Wake the RDMA loop (from any thread) to notice gw.stopping. */
+void gw_rdma_wake(void);
+#endif
+
 #endif

@@ -4,7 +4,9 @@
  *
  * Start-up builds the configuration (a file, or one export from the
  * command line), opens the exports, maps the chunk pools, and runs the
- * TCP transport on the main thread. Signals are blocked in every thread
+ * TCP transport on the main thread and, when asked for and a device is
+ * there, RPC-over-RDMA on a thread of its own (set up after daemon(),
+ * since verbs resources do not survive a fork). Signals are blocked in every thread
  * and taken by one signal thread with sigtimedwait(): SIGTERM and SIGINT
  * stop the server (the transport drains in-flight requests and exits),
  * SIGHUP reloads the configuration file (a file with errors is refused
@@ -130,6 +132,9 @@ static void *signal_thread(void *arg)
 			log_info("%s: draining and stopping", strsignal(sig));
 			atomic_store(&gw.stopping, true);
 			gw_tcp_wake();
+#ifdef HAVE_RDMA
+			gw_rdma_wake();
+#endif
 			return NULL;
 		}
 		if (sig == SIGHUP)
@@ -174,10 +179,25 @@ static int make_pools(const struct gw_config *cfg)
 	return 0;
 }
 
+#ifdef HAVE_RDMA
+static void *rdma_thread(void *arg)
+{
+	(void)arg;
+	if (gw_rdma_ops.run(&gw)) {
+		/* RDMA is gone; TCP serves on */
+	}
+	return NULL;
+}
+#endif
+
 int main(int argc, char *argv[])
 {
 	struct gw_config *cfg;
 	pthread_t sigthr;
+#ifdef HAVE_RDMA
+	pthread_t rdmathr;
+	bool rdma = false;
+#endif
 	bool foreground;
 	int err;
 
@@ -247,9 +267,33 @@ int main(int argc, char *argv[])
 		goto out_state;
 	}
 	pthread_detach(sigthr);
+#ifdef HAVE_RDMA
+	err = gw_rdma_ops.start(&gw);
+	if (err)
+		goto out_state;
+	if (gw_rdma_enabled()) {
+		err = pthread_create(&rdmathr, NULL, rdma_thread, NULL);
+		if (err) {
+			log_err("pthread_create: %s", strerror(err));
+			err = -err;
+			goto out_state;
+		}
+		rdma = true;
+	}
+#else
+	if (cfg->rdma)
+		log_info("rdma: built without RPC-over-RDMA: serving TCP only");
+#endif
 	log_info("lacunad %s serving NFSv4.0-4.2 (%u threads, lease %us)", PACKAGE_VERSION,
 		 cfg->threads, cfg->lease_time);
 	err = gw_tcp_ops.run(&gw);
+#ifdef HAVE_RDMA
+	if (rdma) {
+		atomic_store(&gw.stopping, true);
+		gw_rdma_wake();
+		pthread_join(rdmathr, NULL);
+	}
+#endif
 	log_info("stopped");
 out_state:
 	nfs4_state_fini(&gw);

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lacunad's RPC-over-RDMA transport (RFC 8166, RFC 8267, RFC 8797):
+ * private types of gw_rdma.c and gw_rdma_conn.c.
+ *
+ * Lock order: none. Everything here belongs to the RDMA loop thread;
+ * workers only see struct gw_rreq's embedded gw_work, and hand it back
+ * through the worker pool.
+ */
+#ifndef LACUNA_GW_RDMA_H
+#define LACUNA_GW_RDMA_H
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <stdint.h>
+
+#include "gw.h"
+#include "gw_worker.h"
+#include "gw_xprt.h"
+#include "rpcrdma.h"
+
+/* credits granted to every client: calls it may have outstanding */
+#define GW_RDMA_CREDITS 64
+/* our inline receive size, advertised with RFC 8797 private data */
+#define GW_RDMA_INLINE_RECV 4096
+/* largest inline reply we send, whatever the client could receive */
+#define GW_RDMA_INLINE_SEND_MAX 16384
+/* receives posted beyond the credits (non-call messages, slack) */
+#define GW_RDMA_RECV_SLACK 8
+/* request slots: replies still sending while new calls come in */
+#define GW_RDMA_SLOTS (2 * GW_RDMA_CREDITS)
+/* send queue depth, work requests per request, gather entries per WR */
+#define GW_RDMA_SQ_DEPTH 1024
+#define GW_RDMA_WR_MAX 256
+#define GW_RDMA_SGE_MAX 16
+#define GW_RDMA_BACKLOG 64
+/* seconds a stopping server waits for connections to drain */
+#define GW_RDMA_STOP_WAIT 5
+
+/* One RDMA device the listener accepted a connection on. */
+struct gw_rdev {
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_mr *pool_mr; /* the server's large pool, registered once */
+	struct ibv_device_attr attr;
+	struct gw_rdev *next;
+};
+
+enum gw_rconn_state {
+	RC_ACCEPTED,  /* rdma_accept sent, not yet established */
+	RC_CONNECTED, /* serving */
+	RC_CLOSING,   /* QP in error, waiting for flushes and workers */
+};
+
+enum gw_rreq_state {
+	RQ_FREE,
+	RQ_WAIT_READ, /* call needs RDMA Reads, no send queue room yet */
+	RQ_READING,   /* RDMA Reads posted */
+	RQ_WORKER,    /* at a worker */
+	RQ_WAIT_SEND, /* reply built by the worker, no send queue room yet */
+	RQ_WAIT_ERR,  /* RDMA_ERROR to send, no send queue room yet */
+	RQ_SENDING,   /* reply (and its RDMA Writes) posted */
+};
+
+struct gw_rconn;
+
+/* One call, from its Receive to its reply's Send completion. */
+struct gw_rreq {
+	struct gw_work w; /* first: gw_workers_done() gives back &w */
+	struct gw_rconn *c;
+	unsigned int slot;
+	enum gw_rreq_state st;
+	uint32_t err; /* RQ_WAIT_ERR: ERR_VERS or ERR_CHUNK */
+	void *rec;    /* the call, in a pool chunk */
+	struct chunk_pool *rec_pool;
+	unsigned int sq_used; /* work requests retired by this request's completion */
+	size_t read_dst[RPCRDMA_READ_CHUNKS_MAX]; /* where each read chunk lands in rec */
+	struct gw_rreq *next;			  /* free list or wait queue */
+	struct rpcrdma_hdr hdr;
+};
+
+struct gw_rconn {
+	struct gw_conn_info info; /* constant; workers read it */
+	enum gw_rconn_state st;
+	struct rdma_cm_id *id;
+	struct gw_rdev *dev;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	unsigned int cq_events; /* not yet acknowledged */
+
+	uint32_t credits;
+	uint8_t read_depth;	       /* RDMA Reads we may have outstanding (0: none) */
+	uint32_t recv_size, send_size; /* our inline receive, our inline send */
+	unsigned int nrecv;
+	uint8_t *rbuf, *sbuf;
+	struct ibv_mr *rmr, *smr;
+	unsigned int recv_posted;
+
+	struct gw_rreq *slots;
+	struct gw_rreq *free;
+	unsigned int inflight; /* calls received, reply not yet posted */
+	unsigned int at_worker;
+	unsigned int sq_depth, sq_free;
+	struct gw_rreq *wait_head, *wait_tail;
+	bool drained_sq, drained_rq;
+	bool warned_chunk;
+
+	struct gw_rconn *prev, *next;
+};
+
+/* The loop's state (gw_rdma.c). */
+struct gw_rdma_loop {
+	struct gw_srv *srv;
+	struct rdma_event_channel *ech;
+	struct rdma_cm_id *listen;
+	int epfd, efd;
+	struct gw_workers *workers;
+	struct gw_rdev *devs;
+	struct gw_rconn *conns;
+	unsigned int nconns;
+	uint64_t next_id;
+	uint32_t rec_max;			 /* bound on a call and on a reply (max_record) */
+	struct gw_work *batch_head, *batch_tail; /* calls for the workers */
+	unsigned int batch_n;
+};
+
+extern struct gw_rdma_loop gw_rdma;
+
+static inline void gw_rdma_stat(atomic_ullong *c, long long n)
+{
+	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);
+}
+
+/* gw_rdma_conn.c: one connection's data path */
+/* Make the CQ, QP and buffers of a connection request, post receives; 0 or -errno (logged). */
+int gw_rconn_setup(struct gw_rconn *c, const struct rpcrdma_cm_priv *peer);
+/* Undo gw_rconn_setup() (everything flushed and back from the workers). */
+void gw_rconn_teardown(struct gw_rconn *c);
+/* Start closing: QP to error, drains posted; the loop frees it once quiet. */
+void gw_rconn_close(struct gw_rconn *c, const char *why);
+/* Closing and nothing outstanding any more. */
+bool gw_rconn_quiet(const struct gw_rconn *c);
+/* Take every completion of @c's CQ. */
+void gw_rconn_poll(struct gw_rconn *c);
+/* A call came back from a worker with its reply. */
+void gw_rconn_worker_done(struct gw_rreq *r);
+
+#endif
