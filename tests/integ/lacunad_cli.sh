@@ -81,6 +81,18 @@ kill -TERM "$pid"
 wait "$pid"
 lt_check_eq "SIGTERM: exit 0" 0 $?
 
+# ---- --rdma: RDMA where a device is, else said once and TCP served
+nfs_start "$B" --rdma
+if ls /sys/class/infiniband/* >/dev/null 2>&1; then
+	lt_check "--rdma: listening on RDMA" grep -q "rdma: listening on 0.0.0.0:20049" "$NFS_LOG"
+else
+	lt_check_eq "--rdma without a device: said once" 1 \
+		"$(grep -c "rdma: no RDMA device: serving TCP only" "$NFS_LOG")"
+fi
+out=$(timeout 30 nfs-cat "nfs://127.0.0.1//file-b?version=4&nfsport=$NFS_PORT" 2>&1)
+lt_check_eq "--rdma: TCP served" "in b" "$out"
+nfs_stop
+
 # ---- a full filesystem
 lt_make_fs ext4 small 64M
 small=$LT_TMP/mnt-small
