@@ -24,7 +24,7 @@
  *   ESTABLISHED     -> CONNECTED (serving)
  *   DISCONNECTED, CONNECT_ERROR, UNREACHABLE, REJECTED, DEVICE_REMOVAL,
  *   a failed completion, a protocol error (gw_rdma_conn.c)
- *                   -> CLOSING: QP in error, flushes drained, workers back
+ *                   -> CLOSING: disconnected, QP in error, workers back
  *   quiet           -> destroyed (QP, CQ, buffers, cm_id), state of the
  *                      connection dropped (nfs4_state_conn_closed)
  *

@@ -50,7 +50,7 @@ struct gw_rdev {
 enum gw_rconn_state {
 	RC_ACCEPTED,  /* rdma_accept sent, not yet established */
 	RC_CONNECTED, /* serving */
-	RC_CLOSING,   /* QP in error, waiting for flushes and workers */
+	RC_CLOSING,   /* QP in error, waiting for the workers */
 };
 
 enum gw_rreq_state {
@@ -103,7 +103,6 @@ struct gw_rconn {
 	unsigned int at_worker;
 	unsigned int sq_depth, sq_free;
 	struct gw_rreq *wait_head, *wait_tail;
-	bool drained_sq, drained_rq;
 	bool warned_chunk;
 
 	struct gw_rconn *prev, *next;
@@ -137,7 +136,7 @@ static inline void gw_rdma_stat(atomic_ullong *c, long long n)
 int gw_rconn_setup(struct gw_rconn *c, const struct rpcrdma_cm_priv *peer);
 /* Undo gw_rconn_setup() (everything flushed and back from the workers). */
 void gw_rconn_teardown(struct gw_rconn *c);
-/* Start closing: QP to error, drains posted; the loop frees it once quiet. */
+/* Start closing: disconnect, QP to error; the loop frees it once quiet. */
 void gw_rconn_close(struct gw_rconn *c, const char *why);
 /* Closing and nothing outstanding any more. */
 bool gw_rconn_quiet(const struct gw_rconn *c);

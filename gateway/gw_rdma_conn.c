@@ -44,11 +44,10 @@
  * request whose Reads or reply would not fit waits on the connection's
  * wait queue, in order, until completions free room.
  *
- * Teardown. Closing moves the QP to the error state, which flushes every
- * posted work request, and posts one marker Receive and one marker Send;
- * their flushed completions come last on each queue, so when both are
- * seen nothing else of the connection's is posted. Calls at a worker are
- * waited for; the loop then destroys the connection (gw_rdma.c).
+ * Teardown. Closing disconnects and moves the QP to the error state;
+ * calls at a worker are waited for, then the loop destroys the QP (which
+ * ends every access to the memory of work still posted), the CQ and the
+ * buffers, and releases what the request slots held (gw_rdma.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -63,8 +62,6 @@ enum gw_wr_kind {
 	WR_SEND,     /* index: request slot; retires the slot's chain */
 	WR_READ,     /* index: request slot; the last Read of a call */
 	WR_PART,     /* an unsignaled part of a chain (seen only flushed) */
-	WR_DRAIN_SQ,
-	WR_DRAIN_RQ,
 };
 
 #define WR_ID(kind, idx) ((uint64_t)(kind) << 32 | (uint32_t)(idx))
@@ -782,12 +779,6 @@ static void gw_rconn_wc(struct gw_rconn *c, const struct ibv_wc *wc)
 			gw_rconn_close(c, "RDMA operation failed");
 		}
 		break;
-	case WR_DRAIN_SQ:
-		c->drained_sq = true;
-		break;
-	case WR_DRAIN_RQ:
-		c->drained_rq = true;
-		break;
 	}
 }
 
@@ -830,12 +821,6 @@ void gw_rconn_worker_done(struct gw_rreq *r)
 void gw_rconn_close(struct gw_rconn *c, const char *why)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
-	struct ibv_send_wr swr = { .wr_id = WR_ID(WR_DRAIN_SQ, 0),
-				   .opcode = IBV_WR_SEND,
-				   .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_recv_wr rwr = { .wr_id = WR_ID(WR_DRAIN_RQ, 0) };
-	struct ibv_send_wr *sbad;
-	struct ibv_recv_wr *rbad;
 	struct gw_rreq *r;
 
 	if (c->st == RC_CLOSING)
@@ -854,23 +839,14 @@ void gw_rconn_close(struct gw_rconn *c, const char *why)
 		gw_rreq_put(r);
 	}
 	c->wait_tail = NULL;
-	if (!c->qp) {
-		c->drained_sq = c->drained_rq = true;
-		return;
-	}
-	if (ibv_modify_qp(c->qp, &attr, IBV_QP_STATE))
+	if (c->qp && ibv_modify_qp(c->qp, &attr, IBV_QP_STATE))
 		log_info("rdma: connection %llu: ibv_modify_qp(ERR): %s",
 			 (unsigned long long)c->info.id, strerror(errno));
-	/* the send queue may be full: the marker needs no room once in error */
-	if (ibv_post_send(c->qp, &swr, &sbad))
-		c->drained_sq = true;
-	if (ibv_post_recv(c->qp, &rwr, &rbad))
-		c->drained_rq = true;
 }
 
 bool gw_rconn_quiet(const struct gw_rconn *c)
 {
-	return c->st == RC_CLOSING && c->drained_sq && c->drained_rq && !c->at_worker;
+	return c->st == RC_CLOSING && !c->at_worker;
 }
 
 int gw_rconn_setup(struct gw_rconn *c, const struct rpcrdma_cm_priv *peer)
@@ -957,6 +933,12 @@ void gw_rconn_teardown(struct gw_rconn *c)
 {
 	unsigned int i;
 
+	/*
+	 * Destroying the QP ends all access to what its posted work requests
+	 * point at (flushes are not waited for: not every provider delivers
+	 * them for work posted after the error), so the slots' replies and
+	 * calls can be released after it.
+	 */
 	if (c->qp)
 		rdma_destroy_qp(c->id);
 	c->qp = NULL;
@@ -972,9 +954,12 @@ void gw_rconn_teardown(struct gw_rconn *c)
 	if (c->smr)
 		ibv_dereg_mr(c->smr);
 	if (c->slots)
-		for (i = 0; i < GW_RDMA_SLOTS; i++)
+		for (i = 0; i < GW_RDMA_SLOTS; i++) {
+			if (c->slots[i].st == RQ_SENDING)
+				xdr_out_release(&c->slots[i].w.req.reply);
 			if (c->slots[i].rec)
 				chunk_put(c->slots[i].rec_pool, c->slots[i].rec);
+		}
 	free(c->rbuf);
 	free(c->sbuf);
 	free(c->slots);
