@@ -28,8 +28,9 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: lacuna map FILE [--offset N] [--length N] [--json]\n"
-		     "       lacuna nfs-map nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek] [--json]\n"
-		     "       lacuna nfs-get [--read] [--depth D] nfs://HOST[:PORT]/PATH DEST\n"
+		     "       lacuna nfs-map [--rdma] nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek]\n"
+		     "                      [--json]\n"
+		     "       lacuna nfs-get [--rdma] [--read] [--depth D] nfs://HOST[:PORT]/PATH DEST\n"
 		     "       lacuna --help | --version\n"
 		     "N takes K, M, G, T suffixes (powers of 1024).\n");
 }

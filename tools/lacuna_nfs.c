@@ -4,6 +4,7 @@
  * reports them.
  *
  *   lacuna nfs-map nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek] [--json]
+ *                  [--rdma]
  *
  * maps the file (or a range of it) from the server's READ_PLUS replies
  * (the data is read and dropped) or, with --seek or from a server
@@ -12,7 +13,7 @@
  * segment fields in JSON. The size and the allocated bytes are the
  * server's (GETATTR size and space_used when the file was opened).
  *
- *   lacuna nfs-get [--read] [--depth D] nfs://HOST[:PORT]/PATH DEST
+ *   lacuna nfs-get [--read] [--depth D] [--rdma] nfs://HOST[:PORT]/PATH DEST
  *
  * copies the file into DEST with READ_PLUS: data segments are written
  * where they belong, holes are left unwritten and DEST is truncated to
@@ -23,6 +24,11 @@
  * it is a terminal; the figures (data and hole bytes received, bytes
  * on the wire, time, throughput) to stdout at the end. A failed copy
  * removes DEST.
+ *
+ * --rdma connects with RPC-over-RDMA (RFC 8166, port 20049 when the URL
+ * names none) instead of TCP: READ data then arrives by RDMA Write into
+ * a write chunk, larger replies through the reply chunk. A lacuna built
+ * without RDMA refuses the option.
  *
  * Exit status: 0 done, 1 failed (the message names what), 2 usage.
  */
@@ -50,7 +56,8 @@ struct nfs_cmd {
 	const char *url;
 	struct nfsc *c;
 	struct nfsc_file f;
-	bool bar; /* a progress bar is on stderr's line */
+	bool rdma; /* RPC-over-RDMA, not TCP */
+	bool bar;  /* a progress bar is on stderr's line */
 };
 
 static uint64_t now_ns(void)
@@ -97,10 +104,56 @@ static int nfs_setup(struct nfs_cmd *nc)
 	if (nfsc_create(&nc->c))
 		return cmd_fail(nc, "malloc: out of memory");
 	nfsc_set_note(nc->c, on_note, nc);
-	if (nfsc_connect(nc->c, u.host, u.port) || nfsc_session(nc->c) ||
-	    nfsc_open(nc->c, u.path, &nc->f))
+	if (nc->rdma) {
+#ifdef HAVE_RDMA
+		struct nfsc_xprt *t;
+
+		if (nfsc_rdma_connect(u.host, u.has_port ? u.port : NFSC_RDMA_PORT, NFSC_REC_MAX,
+				      &t, err, sizeof(err)))
+			return cmd_fail(nc, err);
+		nfsc_attach(nc->c, t);
+#endif
+	} else if (nfsc_connect(nc->c, u.host, u.port)) {
+		return cmd_fail(nc, nfsc_error(nc->c));
+	}
+	if (nfsc_session(nc->c) || nfsc_open(nc->c, u.path, &nc->f))
 		return cmd_fail(nc, nfsc_error(nc->c));
 	return 0;
+}
+
+/* --rdma given: 0 when this lacuna has RDMA, else the usage exit status. */
+static int rdma_check(const char *name)
+{
+#ifdef HAVE_RDMA
+	(void)name;
+	return 0;
+#else
+	fprintf(stderr, "%s: --rdma: built without RDMA\n", name);
+	return 2;
+#endif
+}
+
+/*
+ * Take --rdma out of argv (before any "--"), for the option parser
+ * nfs-map shares with `lacuna map`. Returns the new argc.
+ */
+static int take_rdma(int argc, char **argv, bool *rdma)
+{
+	int i, j;
+
+	for (i = j = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if (i > 0 && !strcmp(argv[i], "--rdma"))
+			*rdma = true;
+		else
+			argv[j++] = argv[i];
+	}
+	argv[j] = NULL;
+	return j;
 }
 
 /* CLOSE, end of session; the exit status @rc or 1 if they fail. */
@@ -136,7 +189,7 @@ static int ext_cmp(const void *a, const void *b)
 static void map_usage(FILE *out)
 {
 	fprintf(out, "usage: lacuna nfs-map nfs://HOST[:PORT]/PATH [--offset N] [--length N] "
-		     "[--seek] [--json]\n");
+		     "[--seek] [--json] [--rdma]\n");
 }
 
 /*
@@ -194,8 +247,11 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 	size_t i;
 	int rc;
 
+	argc = take_rdma(argc, argv, &nc.rdma);
 	rc = lmap_parse_args(argc, argv, nc.name, true, map_usage, &a);
 	if (rc >= 0)
+		return rc;
+	if (nc.rdma && (rc = rdma_check(nc.name)))
 		return rc;
 	nc.url = a.target;
 	rc = nfs_setup(&nc);
@@ -301,10 +357,14 @@ static int get_seg(void *arg, const struct nfsc_seg *s)
 
 static void get_usage(FILE *out)
 {
-	fprintf(out, "usage: lacuna nfs-get [--read] [--depth D] nfs://HOST[:PORT]/PATH DEST\n");
+	fprintf(out, "usage: lacuna nfs-get [--read] [--depth D] [--rdma] nfs://HOST[:PORT]/PATH "
+		     "DEST\n");
 }
 
-/* @wire: bytes received during the copy, RPC record marks included */
+/*
+ * @wire: bytes received during the copy, RPC record marks included
+ * (RPC-over-RDMA: transport headers and RDMA Writes included)
+ */
 static void get_report(const struct nfs_cmd *nc, const struct nfsc_walk *w, const char *dest,
 		       uint64_t size, uint64_t wire, uint64_t ns, unsigned int depth)
 {
@@ -317,9 +377,9 @@ static void get_report(const struct nfs_cmd *nc, const struct nfsc_walk *w, cons
 	lmap_human(wire, d, sizeof(d));
 	lmap_human(s > 0 ? (uint64_t)((double)size / s) : 0, r1, sizeof(r1));
 	lmap_human(s > 0 ? (uint64_t)((double)wire / s) : 0, r2, sizeof(r2));
-	printf("%s: %" PRIu64 " bytes (%s) from %s with %s, %" PRIu64 " calls, %u in flight\n",
+	printf("%s: %" PRIu64 " bytes (%s) from %s with %s%s, %" PRIu64 " calls, %u in flight\n",
 	       dest, size, a, nc->url, w->fell_back || w->op == OP_READ ? "READ" : "READ_PLUS",
-	       w->calls, depth);
+	       nc->rdma ? " over RDMA" : "", w->calls, depth);
 	printf("received: data %" PRIu64 " (%s), holes %" PRIu64 " (%s), on the wire %" PRIu64
 	       " (%s)\n",
 	       w->data_bytes, b, w->hole_bytes, c, wire, d);
@@ -331,6 +391,7 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "read", no_argument, NULL, 'r' },
 		{ "depth", required_argument, NULL, 'd' },
+		{ "rdma", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -355,6 +416,9 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'R':
+			nc.rdma = true;
+			break;
 		case 'h':
 			get_usage(stdout);
 			return 0;
@@ -367,6 +431,8 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 		get_usage(stderr);
 		return 2;
 	}
+	if (nc.rdma && (rc = rdma_check(nc.name)))
+		return rc;
 	nc.url = argv[optind];
 	g.dest = argv[optind + 1];
 	rc = nfs_setup(&nc);

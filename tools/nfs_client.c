@@ -136,6 +136,7 @@ struct nfsc_enc *nfsc_call_begin(struct nfsc *c, uint32_t *xid)
 
 	e->len = 0;
 	e->nops = 0;
+	e->ddp_read = 0;
 	e->over = false;
 	*xid = ++c->xid;
 	nfsc_put32(e, *xid);
@@ -188,7 +189,7 @@ int nfsc_call_send(struct nfsc *c, struct nfsc_enc *e)
 	if (c->dead)
 		return nfsc_fail(c, -ENOTCONN, "the connection is lost");
 	xdr_put_u32(e->buf + e->nops_at, e->nops);
-	rc = c->t->ops->send(c->t, &iov, 1);
+	rc = c->t->ops->send(c->t, &iov, 1, e->ddp_read);
 	if (rc) {
 		c->dead = true;
 		return nfsc_fail(c, rc, "%s", c->t->err);
@@ -526,6 +527,8 @@ static int create_session(struct nfsc *c)
 	c->maxresp = fore[2];
 	c->maxops = fore[4];
 	c->nslots = fore[5] < NFSC_SLOTS_MAX ? fore[5] : NFSC_SLOTS_MAX;
+	if (c->t->max_calls && c->nslots > c->t->max_calls)
+		c->nslots = c->t->max_calls;
 	if (!c->nslots)
 		return nfsc_fail(c, -EPROTO, "CREATE_SESSION: no slot granted");
 	if (resp < 8192)

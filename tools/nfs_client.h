@@ -10,8 +10,11 @@
  * one call as a list of pieces, recv() returns the next reply in memory
  * the transport owns until its next recv(). TCP (nfsc_tcp_connect) adds
  * and strips the record marks (RFC 5531 §11) and refuses a reply over
- * its maximum; an RPC-over-RDMA transport can take its place with the
- * same two calls. The transport counts the bytes it sends and receives,
+ * its maximum; the RPC-over-RDMA transport (nfsc_rdma_connect) takes
+ * its place with the same two calls, told which calls are READs so it
+ * can offer their data a write chunk, and says through max_calls how
+ * many calls it can carry at once (the session's slots are capped to
+ * it). The transport counts the bytes it sends and receives,
  * framing included ("bytes on the wire").
  *
  * Session. nfsc_session() runs, one call at a time on slot 0:
@@ -80,6 +83,7 @@
 #include "xdr.h"
 
 #define NFSC_PORT "2049"
+#define NFSC_RDMA_PORT "20049" /* NFS over RPC-over-RDMA (RFC 8267) */
 #define NFSC_HOST_MAX 255      /* host name or address in a URL */
 #define NFSC_PATH_MAX 4095     /* path in a URL, decoded */
 #define NFSC_COMPONENTS_MAX 64 /* names in that path */
@@ -111,6 +115,7 @@
 struct nfsc_url {
 	char host[NFSC_HOST_MAX + 1]; /* without the brackets of [IPv6] */
 	char port[6];
+	bool has_port; /* the URL named one */
 	char path[NFSC_PATH_MAX + 1]; /* decoded, starting with '/' */
 };
 
@@ -135,8 +140,12 @@ int nfsc_path_split(const char *path, struct nfsc_name *n, unsigned int *count);
 struct nfsc_xprt;
 
 struct nfsc_xprt_ops {
-	/* Send one whole call made of @n pieces. */
-	int (*send)(struct nfsc_xprt *t, const struct iovec *iov, unsigned int n);
+	/*
+	 * Send one whole call made of @n pieces. @ddp_read is the count of
+	 * a READ whose data may be placed directly (RDMA), else 0.
+	 */
+	int (*send)(struct nfsc_xprt *t, const struct iovec *iov, unsigned int n,
+		    uint32_t ddp_read);
 	/* The next whole reply: valid until the next recv(). */
 	int (*recv)(struct nfsc_xprt *t, const uint8_t **msg, size_t *len);
 	void (*destroy)(struct nfsc_xprt *t);
@@ -145,12 +154,20 @@ struct nfsc_xprt_ops {
 struct nfsc_xprt {
 	const struct nfsc_xprt_ops *ops;
 	uint64_t bytes_in, bytes_out; /* framing included */
+	unsigned int max_calls;	      /* calls it can carry at once; 0: no limit */
 	char err[NFSC_ERR_MAX];	      /* what failed, after an error */
 };
 
 /* Connect to HOST:PORT over TCP; replies of at most @rec_max bytes. */
 int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
 		     char *err, size_t errlen);
+
+/*
+ * Connect to HOST:PORT with RPC-over-RDMA (nfs_client_rdma.c, only
+ * when built with HAVE_RDMA); replies of at most @rec_max bytes.
+ */
+int nfsc_rdma_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
+		      char *err, size_t errlen);
 
 /* ------------------------------------------------------------ client */
 
@@ -260,5 +277,27 @@ int nfsc_dec_read(struct xdr_in *x, uint64_t offset, uint32_t count, struct nfsc
 		  uint32_t *nsegs, bool *eof, char *err, size_t errlen);
 /* SEEK4resok */
 int nfsc_dec_seek(struct xdr_in *x, bool *eof, uint64_t *offset, char *err, size_t errlen);
+
+struct rpcrdma_hdr;
+
+/*
+ * RPC-over-RDMA: where the whole reply to one call is, given its
+ * transport header @h, decoded from the received message @msg of @len
+ * bytes, the reply chunk the call offered (@rbuf, @rlen bytes; NULL:
+ * none) and its write chunk (@wbuf, @wlen bytes; NULL: none). RDMA_MSG:
+ * the reply follows the header inline; RDMA_NOMSG: it is in the reply
+ * chunk, as long as the echoed segments say. READ data the server
+ * placed in the write chunk was reduced out of the reply (RFC 8166
+ * §3.4.5, §3.5): the opaque's length word is the last word of what
+ * came inline, the data and its pad are missing. The reply is then
+ * rebuilt in place around the data: what came inline is copied into
+ * the @headroom bytes before @wbuf and the pad zeroed after the data
+ * (@wbuf has 3 bytes of room past @wlen). 0 and *out, *outlen, or
+ * -EPROTO with a message: RDMA_ERROR, a read list, chunks not offered
+ * or longer than offered, a length word that does not match the data.
+ */
+int nfsc_rdma_reply(const struct rpcrdma_hdr *h, const uint8_t *msg, size_t len,
+		    const uint8_t *rbuf, size_t rlen, uint8_t *wbuf, size_t wlen, size_t headroom,
+		    const uint8_t **out, size_t *outlen, char *err, size_t errlen);
 
 #endif

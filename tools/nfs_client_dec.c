@@ -19,6 +19,7 @@
 #include "../gateway/nfs4.h"
 #include "nfs_client.h"
 #include "rpc.h"
+#include "rpcrdma.h"
 
 /* the fixed part of a data or hole segment: type, offset, length word */
 #define NFSC_SEG_MIN 16
@@ -502,6 +503,7 @@ int nfsc_url_parse(const char *s, struct nfsc_url *u, char *err, size_t errlen)
 	if (*p == ':') {
 		const char *d = ++p;
 
+		u->has_port = true;
 		port = 0;
 		while (isdigit((unsigned char)*p) && port <= 65535)
 			port = port * 10 + (unsigned long)(*p++ - '0');
@@ -517,4 +519,73 @@ int nfsc_url_parse(const char *s, struct nfsc_url *u, char *err, size_t errlen)
 	if (url_path(s, p, u, err, errlen))
 		return -EINVAL;
 	return url_names(s, u->path, err, errlen);
+}
+
+/* ------------------------------------------------------------ RPC-over-RDMA replies */
+
+int nfsc_rdma_reply(const struct rpcrdma_hdr *h, const uint8_t *msg, size_t len,
+		    const uint8_t *rbuf, size_t rlen, uint8_t *wbuf, size_t wlen, size_t headroom,
+		    const uint8_t **out, size_t *outlen, char *err, size_t errlen)
+{
+	const uint8_t *body;
+	size_t blen;
+	uint64_t w = 0;
+
+	if (h->proc == RDMA_ERROR && h->err == ERR_VERS)
+		return derr(err, errlen, -EPROTO,
+			    "the server answered RDMA_ERROR ERR_VERS (it speaks RPC-over-RDMA "
+			    "versions %" PRIu32 " to %" PRIu32 ")",
+			    h->vers_low, h->vers_high);
+	if (h->proc == RDMA_ERROR)
+		return derr(err, errlen, -EPROTO,
+			    "the server answered RDMA_ERROR ERR_CHUNK: it could not use the "
+			    "call's chunks");
+	if (h->proc != RDMA_MSG && h->proc != RDMA_NOMSG)
+		return derr(err, errlen, -EPROTO, "a reply of RPC-over-RDMA procedure %" PRIu32,
+			    h->proc);
+	if (h->nread_segs)
+		return derr(err, errlen, -EPROTO, "a reply with a read list");
+	if (h->nwrite > (wbuf ? 1U : 0U))
+		return derr(err, errlen, -EPROTO, "a reply with %u write chunks, %u offered",
+			    h->nwrite, wbuf ? 1U : 0U);
+	if (h->nwrite)
+		w = h->write[0].length;
+	if (w > wlen)
+		return derr(err, errlen, -EPROTO,
+			    "a reply saying %" PRIu64 " bytes went into a write chunk of %zu", w,
+			    wlen);
+	if (h->proc == RDMA_MSG) {
+		if (h->hdr_len > len)
+			return derr(err, errlen, -EPROTO, "a reply shorter than its header");
+		body = msg + h->hdr_len;
+		blen = len - h->hdr_len;
+	} else {
+		if (!h->has_reply || !rbuf)
+			return derr(err, errlen, -EPROTO, "an RDMA_NOMSG reply without a reply chunk");
+		if (h->reply.length > rlen)
+			return derr(err, errlen, -EPROTO,
+				    "a reply saying %" PRIu64 " bytes went into a reply chunk of %zu",
+				    h->reply.length, rlen);
+		body = rbuf;
+		blen = (size_t)h->reply.length;
+	}
+	if (!w) {
+		*out = body;
+		*outlen = blen;
+		return 0;
+	}
+	if (blen < XDR_UNIT || xdr_get_u32(body + blen - XDR_UNIT) != w)
+		return derr(err, errlen, -EPROTO,
+			    "%" PRIu64 " bytes of READ data in the write chunk, but the reply's "
+			    "last word is not their length",
+			    w);
+	if (blen > headroom)
+		return derr(err, errlen, -EPROTO,
+			    "a reply of %zu bytes besides its READ data (at most %zu)", blen,
+			    headroom);
+	memmove(wbuf - blen, body, blen);
+	memset(wbuf + w, 0, XDR_PAD(w));
+	*out = wbuf - blen;
+	*outlen = blen + XDR_ALIGN((size_t)w);
+	return 0;
 }

@@ -296,6 +296,8 @@ int nfsc_io_start(struct nfsc *c, const struct nfsc_file *f, struct nfsc_io *io)
 	nfsc_put_fixed(e, f->stateid, NFSC_STATEID_SIZE);
 	nfsc_put64(e, io->offset);
 	nfsc_put32(e, io->op == OP_SEEK ? io->what : io->count);
+	if (io->op == OP_READ)
+		e->ddp_read = io->count;
 	rc = nfsc_call_send(c, e);
 	if (rc)
 		return rc;

@@ -24,6 +24,7 @@ struct nfsc_enc {
 	size_t len;
 	size_t nops_at; /* where the op count goes */
 	uint32_t nops;
+	uint32_t ddp_read; /* a READ of this count: its data may be placed directly */
 	bool over; /* ran out of room: the call is not sent */
 };
 

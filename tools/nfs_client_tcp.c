@@ -37,7 +37,8 @@ static int tcp_fail(struct tcp_xprt *x, int rc, const char *what)
 	return rc;
 }
 
-static int tcp_send(struct nfsc_xprt *t, const struct iovec *iov, unsigned int n)
+static int tcp_send(struct nfsc_xprt *t, const struct iovec *iov, unsigned int n,
+		    uint32_t ddp_read)
 {
 	struct tcp_xprt *x = (struct tcp_xprt *)t;
 	struct iovec v[8];
@@ -46,6 +47,7 @@ static int tcp_send(struct nfsc_xprt *t, const struct iovec *iov, unsigned int n
 	size_t len = 0, left;
 	unsigned int i;
 
+	(void)ddp_read; /* a byte stream: everything goes inline */
 	if (x->dead)
 		return tcp_fail(x, -ENOTCONN, "send");
 	if (n + 1 > sizeof(v) / sizeof(v[0]))
