@@ -15,8 +15,9 @@ PKGS=(
 	fuse3 xfsprogs e2fsprogs util-linux attr acl libnfs-utils python3 iproute2 procps
 	# decoding the wire (tests/integ/nfs_tshark.sh)
 	tshark
-	# the Linux kernel client in a VM (tests/vm)
+	# the Linux kernel client in a VM (tests/vm); RDMA over soft-RoCE in it
 	qemu-system-x86 busybox-static cpio kmod xz-utils
+	ibverbs-providers ibverbs-utils rdmacm-utils
 )
 
 if [ "$(id -u)" != 0 ]; then
