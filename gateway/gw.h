@@ -139,6 +139,11 @@ struct gw_stats {
 	atomic_ullong read_bytes, write_bytes;
 	/* READ_PLUS: bytes of data and of holes sent; replies taken atomically or not */
 	atomic_ullong rp_data_bytes, rp_hole_bytes, rp_atomic, rp_fallback, rp_unstable;
+	/* RPC-over-RDMA: connections; bytes pulled with RDMA Read (read chunks),
+	 * pushed into write chunks and reply chunks; replies by way of each;
+	 * RDMA_ERROR replies sent */
+	atomic_ullong rdma_conns, rdma_read_bytes, rdma_write_bytes, rdma_reply_bytes;
+	atomic_ullong rdma_inline_replies, rdma_reply_chunk_replies, rdma_errors;
 };
 
 struct gw_srv {

@@ -6,8 +6,9 @@
  * Operation
  * ---------
  * gw_rdma_start() looks for RDMA devices (none: it says so once and
- * lacunad serves TCP only) and listens with librdmacm on the wildcard
- * IPv4 address, port rdma_port (20049). gw_rdma_run() is the loop
+ * lacunad serves TCP only) and listens with librdmacm on the address
+ * TCP listens on, port rdma_port (20049); an address no device serves
+ * is logged and TCP goes on alone. gw_rdma_run() is the loop
  * thread: one epoll over the CM event channel, the completion channel
  * of every device in use and an eventfd that the workers (replies ready)
  * and the signal thread (stop) write.
@@ -196,11 +197,15 @@ static void gw_rconn_free(struct gw_rconn *c)
 
 static const char *gw_rdma_addr(const struct sockaddr *sa, char *buf, size_t len)
 {
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
 	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-	char a[64];
+	char a[INET6_ADDRSTRLEN];
 
 	if (sa && sa->sa_family == AF_INET && inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a)))
 		snprintf(buf, len, "%s:%u", a, ntohs(in->sin_port));
+	else if (sa && sa->sa_family == AF_INET6 &&
+		 inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a)))
+		snprintf(buf, len, "[%s]:%u", a, ntohs(in6->sin6_port));
 	else
 		snprintf(buf, len, "?");
 	return buf;
@@ -243,6 +248,7 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	gw_rdma.nconns++;
 	gw_rdma_stat(&gw_rdma.srv->stats.conns_accepted, 1);
 	gw_rdma_stat(&gw_rdma.srv->stats.conns_open, 1);
+	gw_rdma_stat(&gw_rdma.srv->stats.rdma_conns, 1);
 
 	c->dev = gw_rdev_get(id->verbs);
 	if (!c->dev || gw_rconn_setup(c, &peer))
@@ -399,9 +405,10 @@ static void gw_rdma_flush(void)
 
 static int gw_rdma_start(struct gw_srv *s)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_storage addr;
 	struct ibv_device **list;
 	struct epoll_event ev = { .events = EPOLLIN };
+	char a[80];
 	uint16_t port;
 	bool on;
 	int n = 0, ret;
@@ -409,11 +416,18 @@ static int gw_rdma_start(struct gw_srv *s)
 	pthread_rwlock_rdlock(&s->cfg_lock);
 	on = s->cfg->rdma;
 	port = s->cfg->rdma_port;
+	addr = s->cfg->listen;
 	gw_rdma.rec_max = s->cfg->max_record;
 	pthread_rwlock_unlock(&s->cfg_lock);
 	if (!on)
 		return 0;
 	gw_rdma.srv = s;
+	/* the address TCP listens on, RDMA's port */
+	if (addr.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&addr)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)&addr)->sin_port = htons(port);
+	gw_rdma_addr((struct sockaddr *)&addr, a, sizeof(a));
 	list = ibv_get_device_list(&n);
 	if (list)
 		ibv_free_device_list(list);
@@ -436,15 +450,15 @@ static int gw_rdma_start(struct gw_srv *s)
 		log_err("rdma: rdma_create_id: %s", strerror(-ret));
 		goto out_channel;
 	}
-	sin.sin_port = htons(port);
-	if (rdma_bind_addr(gw_rdma.listen, (struct sockaddr *)&sin)) {
-		ret = -errno;
-		log_err("rdma: rdma_bind_addr 0.0.0.0:%u: %s", port, strerror(-ret));
+	/* an address no RDMA device serves (loopback, say) is not fatal: TCP goes on */
+	if (rdma_bind_addr(gw_rdma.listen, (struct sockaddr *)&addr)) {
+		log_err("rdma: rdma_bind_addr %s: %s: serving TCP only", a, strerror(errno));
+		ret = 0;
 		goto out_id;
 	}
 	if (rdma_listen(gw_rdma.listen, GW_RDMA_BACKLOG)) {
-		ret = -errno;
-		log_err("rdma: rdma_listen 0.0.0.0:%u: %s", port, strerror(-ret));
+		log_err("rdma: rdma_listen %s: %s: serving TCP only", a, strerror(errno));
+		ret = 0;
 		goto out_id;
 	}
 	gw_rdma.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -457,15 +471,17 @@ static int gw_rdma_start(struct gw_srv *s)
 	ev.data.u64 = GW_RDMA_EV_CM;
 	if (epoll_ctl(gw_rdma.epfd, EPOLL_CTL_ADD, gw_rdma.ech->fd, &ev)) {
 		ret = -errno;
+		log_err("rdma: epoll_ctl: %s", strerror(-ret));
 		goto out_fds;
 	}
 	ev.data.u64 = GW_RDMA_EV_WAKE;
 	if (epoll_ctl(gw_rdma.epfd, EPOLL_CTL_ADD, gw_rdma.efd, &ev)) {
 		ret = -errno;
+		log_err("rdma: epoll_ctl: %s", strerror(-ret));
 		goto out_fds;
 	}
 	atomic_store(&gw_rdma_wake_fd, gw_rdma.efd);
-	log_info("rdma: listening on 0.0.0.0:%u (RPC-over-RDMA version 1, %d device%s)", port, n,
+	log_info("rdma: listening on %s (RPC-over-RDMA version 1, %d device%s)", a, n,
 		 n == 1 ? "" : "s");
 	return 0;
 

@@ -75,6 +75,7 @@ struct gw_rreq {
 	void *rec;    /* the call, in a pool chunk */
 	struct chunk_pool *rec_pool;
 	unsigned int sq_used; /* work requests retired by this request's completion */
+	uint64_t pulled;      /* bytes of its read chunks */
 	size_t read_dst[RPCRDMA_READ_CHUNKS_MAX]; /* where each read chunk lands in rec */
 	struct gw_rreq *next;			  /* free list or wait queue */
 	struct rpcrdma_hdr hdr;

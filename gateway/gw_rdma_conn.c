@@ -305,6 +305,7 @@ static int gw_rreq_send_error(struct gw_rreq *r)
 		return ret;
 	r->st = RQ_SENDING;
 	gw_rdma_stat(&gw_rdma.srv->stats.bytes_out, n);
+	gw_rdma_stat(&gw_rdma.srv->stats.rdma_errors, 1);
 	return 0;
 }
 
@@ -397,6 +398,14 @@ static int gw_rreq_send_reply(struct gw_rreq *r)
 		return ret;
 	r->st = RQ_SENDING;
 	gw_rdma_stat(&gw_rdma.srv->stats.bytes_out, (long long)b.bytes);
+	for (i = 0; i < nd; i++)
+		gw_rdma_stat(&gw_rdma.srv->stats.rdma_write_bytes, (long long)written[i]);
+	if (rwritten) {
+		gw_rdma_stat(&gw_rdma.srv->stats.rdma_reply_bytes, (long long)rwritten);
+		gw_rdma_stat(&gw_rdma.srv->stats.rdma_reply_chunk_replies, 1);
+	} else {
+		gw_rdma_stat(&gw_rdma.srv->stats.rdma_inline_replies, 1);
+	}
 	return 0;
 }
 
@@ -438,6 +447,7 @@ static int gw_rreq_post_reads(struct gw_rreq *r)
 	}
 	if (!b.nwr)
 		return -EINVAL;
+	r->pulled = b.bytes;
 	b.wr[b.nwr - 1].wr_id = WR_ID(WR_READ, r->slot);
 	if (b.nwr > c->sq_free)
 		return -EAGAIN;
@@ -738,7 +748,8 @@ static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct
 			return;
 		}
 		r->sq_used = 0;
-		gw_rdma_stat(&gw_rdma.srv->stats.bytes_in, (long long)(r->w.req.len));
+		gw_rdma_stat(&gw_rdma.srv->stats.bytes_in, (long long)r->pulled);
+		gw_rdma_stat(&gw_rdma.srv->stats.rdma_read_bytes, (long long)r->pulled);
 		gw_rreq_dispatch(r, r->w.req.len);
 		gw_rconn_kick(c);
 		return;

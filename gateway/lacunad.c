@@ -99,19 +99,24 @@ static void write_stats(const char *path)
 		return;
 	nfs4_state_get_stats(&gw, &ss);
 	fprintf(f, "compounds %llu\nrpc_null %llu\nrpc_rejected %llu\nrpc_garbage %llu\n",
-		gw.stats.compounds, gw.stats.rpc_null, gw.stats.rpc_rejected,
-		gw.stats.rpc_garbage);
+		gw.stats.compounds, gw.stats.rpc_null, gw.stats.rpc_rejected, gw.stats.rpc_garbage);
 	fprintf(f, "conns_accepted %llu\nconns_open %llu\nconns_dropped %llu\n",
 		gw.stats.conns_accepted, gw.stats.conns_open, gw.stats.conns_dropped);
 	fprintf(f, "bytes_in %llu\nbytes_out %llu\nread_bytes %llu\nwrite_bytes %llu\n",
-		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes,
-		gw.stats.write_bytes);
+		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes, gw.stats.write_bytes);
 	fprintf(f, "clients %u\nsessions %u\nopens %u\nlocks %u\n", ss.clients, ss.sessions,
 		ss.opens, ss.locks);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
 		gw.stats.rp_atomic, gw.stats.rp_fallback, gw.stats.rp_unstable);
+	fprintf(f,
+		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
+		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"
+		"rdma_reply_chunk_replies %llu\nrdma_errors %llu\n",
+		gw.stats.rdma_conns, gw.stats.rdma_read_bytes, gw.stats.rdma_write_bytes,
+		gw.stats.rdma_reply_bytes, gw.stats.rdma_inline_replies,
+		gw.stats.rdma_reply_chunk_replies, gw.stats.rdma_errors);
 	for (i = 0; i <= NFS4_OP_LAST; i++)
 		if (gw.stats.ops[i])
 			fprintf(f, "op %s %llu errors %llu\n", nfs4_ops[i].name + 3,
