@@ -7,7 +7,10 @@
  * limit and past it, and each rule a segment can break (overlap, gap,
  * data before the offset or past the range, empty or unknown segments,
  * offsets past 2^64); READ and SEEK results; RPC reply headers; the
- * nfs:// URL parser; and random bytes, which must never crash a decoder.
+ * nfs:// URL parser; RPC-over-RDMA replies put back together (inline,
+ * through the reply chunk, READ data from the write chunk, and each way
+ * a server's reply can disagree with what the call offered); and random
+ * bytes, which must never crash a decoder.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,6 +24,7 @@
 #include <cmocka.h>
 
 #include "../../tools/nfs_client.h"
+#include "rpcrdma.h"
 
 #define BUF_MAX 4096
 #define CAP 8
@@ -592,6 +596,97 @@ static void test_stat_names(void **state)
 	assert_int_equal(nfsc_stat_errno(10008), 0);
 }
 
+static void test_rdma_reply(void **state)
+{
+	static uint8_t msg[4096], rbuf[8192], warea[1024 + 4096 + 8];
+	uint8_t *wbuf = warea + 1024;
+	struct rpcrdma_seg segs[2] = { { 1, 4096, 0x1000 }, { 2, 8192, 0x2000 } };
+	struct rpcrdma_chunk wc = { 0, 1, 4096 }, rc = { 1, 1, 8192 };
+	struct rpcrdma_hdr *h = malloc(sizeof(*h));
+	uint64_t written = 5;
+	const uint8_t *out;
+	char err[256];
+	size_t olen;
+	int n, i;
+
+	(void)state;
+	assert_non_null(h);
+	/* RDMA_MSG with 5 bytes of READ data reduced out: rebuilt around the data */
+	n = rpcrdma_enc_reply_hdr(msg, sizeof(msg), 7, 8, RDMA_MSG, segs, &wc, 1, &written, &rc, 0);
+	assert_true(n > 0);
+	for (i = 0; i < 12; i++)
+		msg[n + i] = (uint8_t)(0xa0 + i);
+	xdr_put_u32(msg + n + 12, 5); /* the opaque's length word stays inline */
+	memcpy(wbuf, "hello", 5);
+	memset(wbuf + 5, 0xee, 3);
+	assert_int_equal(rpcrdma_dec_hdr(msg, (size_t)n + 16, h), 0);
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n + 16, rbuf, sizeof(rbuf), wbuf, 4096,
+					 1024, &out, &olen, err, sizeof(err)),
+			 0);
+	assert_int_equal(olen, 16 + 8);
+	assert_ptr_equal(out, wbuf - 16);
+	assert_int_equal(out[0], 0xa0);
+	assert_int_equal(xdr_get_u32(out + 12), 5);
+	assert_memory_equal(out + 16, "hello\0\0\0", 8);
+	/* a length word that is not the data's length */
+	xdr_put_u32(msg + n + 12, 6);
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n + 16, rbuf, sizeof(rbuf), wbuf, 4096,
+					 1024, &out, &olen, err, sizeof(err)),
+			 -EPROTO);
+	xdr_put_u32(msg + n + 12, 5);
+	/* no room before the data for what came inline */
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n + 16, rbuf, sizeof(rbuf), wbuf, 4096, 8,
+					 &out, &olen, err, sizeof(err)),
+			 -EPROTO);
+	/* a write chunk the call did not offer, or longer than offered */
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n + 16, rbuf, sizeof(rbuf), NULL, 0, 0,
+					 &out, &olen, err, sizeof(err)),
+			 -EPROTO);
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n + 16, rbuf, sizeof(rbuf), wbuf, 4, 1024,
+					 &out, &olen, err, sizeof(err)),
+			 -EPROTO);
+	/* RDMA_NOMSG: 100 bytes in the reply chunk */
+	written = 0;
+	n = rpcrdma_enc_reply_hdr(msg, sizeof(msg), 9, 8, RDMA_NOMSG, segs, &wc, 1, &written, &rc,
+				  100);
+	assert_int_equal(rpcrdma_dec_hdr(msg, (size_t)n, h), 0);
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n, rbuf, sizeof(rbuf), wbuf, 4096, 1024,
+					 &out, &olen, err, sizeof(err)),
+			 0);
+	assert_ptr_equal(out, rbuf);
+	assert_int_equal(olen, 100);
+	/* longer than the reply chunk offered, or none offered */
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n, rbuf, 64, wbuf, 4096, 1024, &out, &olen,
+					 err, sizeof(err)),
+			 -EPROTO);
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n, NULL, 0, NULL, 0, 0, &out, &olen, err,
+					 sizeof(err)),
+			 -EPROTO);
+	/* RDMA_MSG, no chunks: the reply is what follows the header */
+	n = rpcrdma_enc_hdr_plain(msg, sizeof(msg), 3, 8, RDMA_MSG);
+	memset(msg + n, 0x55, 40);
+	assert_int_equal(rpcrdma_dec_hdr(msg, (size_t)n + 40, h), 0);
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n + 40, rbuf, sizeof(rbuf), NULL, 0, 0,
+					 &out, &olen, err, sizeof(err)),
+			 0);
+	assert_ptr_equal(out, msg + n);
+	assert_int_equal(olen, 40);
+	/* RDMA_ERROR, both kinds: an error with a message */
+	n = rpcrdma_enc_error(msg, sizeof(msg), 3, 8, ERR_CHUNK);
+	assert_int_equal(rpcrdma_dec_hdr(msg, (size_t)n, h), 0);
+	err[0] = 0;
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n, NULL, 0, NULL, 0, 0, &out, &olen, err,
+					 sizeof(err)),
+			 -EPROTO);
+	assert_true(err[0] != 0);
+	n = rpcrdma_enc_error(msg, sizeof(msg), 3, 8, ERR_VERS);
+	assert_int_equal(rpcrdma_dec_hdr(msg, (size_t)n, h), 0);
+	assert_int_equal(nfsc_rdma_reply(h, msg, (size_t)n, NULL, 0, NULL, 0, 0, &out, &olen, err,
+					 sizeof(err)),
+			 -EPROTO);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -606,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_url),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_stat_names),
+		cmocka_unit_test(test_rdma_reply),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
