@@ -191,7 +191,7 @@ static void gw_rconn_free(struct gw_rconn *c)
 	if (c->info.id)
 		nfs4_state_conn_closed(gw_rdma.srv, c->info.id);
 	gw_rdma_stat(&gw_rdma.srv->stats.conns_open, -1);
-	log_debug("rdma: connection %llu freed", (unsigned long long)c->info.id);
+	log_debug("rdma: connection %llu freed", GW_RCONN_NO(c));
 	free(c);
 }
 
@@ -232,7 +232,7 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	}
 	c->id = id;
 	id->context = c;
-	c->info.id = (1ULL << 62) | ++gw_rdma.next_id;
+	c->info.id = GW_RDMA_ID_BIT | ++gw_rdma.next_id;
 	c->info.rdma = true;
 	if (sa && sa->sa_family == AF_INET) {
 		memcpy(&c->info.peer, sa, sizeof(struct sockaddr_in));
@@ -281,9 +281,8 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	}
 	c->st = RC_ACCEPTED;
 	log_debug("rdma: connection %llu from %s: inline %u/%u bytes (client %s), %u credits",
-		  (unsigned long long)c->info.id, gw_rdma_addr(sa, a, sizeof(a)), c->recv_size,
-		  c->send_size, known ? "sent RFC 8797 private data" : "sent no private data",
-		  c->credits);
+		  GW_RCONN_NO(c), gw_rdma_addr(sa, a, sizeof(a)), c->recv_size, c->send_size,
+		  known ? "sent RFC 8797 private data" : "sent no private data", c->credits);
 	return;
 
 out_drop:

@@ -34,6 +34,9 @@
 #define GW_RDMA_WR_MAX 256
 #define GW_RDMA_SGE_MAX 16
 #define GW_RDMA_BACKLOG 64
+/* set in the ids of RDMA connections (unique beside TCP's); logs leave it out */
+#define GW_RDMA_ID_BIT (1ULL << 62)
+#define GW_RCONN_NO(c) ((unsigned long long)((c)->info.id & ~GW_RDMA_ID_BIT))
 /* seconds a stopping server waits for connections to drain */
 #define GW_RDMA_STOP_WAIT 5
 

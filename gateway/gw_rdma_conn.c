@@ -119,8 +119,7 @@ static int gw_rconn_post_recv(struct gw_rconn *c, unsigned int i)
 
 	ret = ibv_post_recv(c->qp, &wr, &bad);
 	if (ret) {
-		log_info("rdma: connection %llu: ibv_post_recv: %s", (unsigned long long)c->info.id,
-			 strerror(ret));
+		log_info("rdma: connection %llu: ibv_post_recv: %s", GW_RCONN_NO(c), strerror(ret));
 		return -ret;
 	}
 	c->recv_posted++;
@@ -165,8 +164,7 @@ static int gw_chain_post(struct gw_rconn *c, struct gw_rreq *r)
 	b.wr[b.nwr - 1].send_flags |= IBV_SEND_SIGNALED;
 	ret = ibv_post_send(c->qp, &b.wr[0], &bad);
 	if (ret) {
-		log_info("rdma: connection %llu: ibv_post_send: %s", (unsigned long long)c->info.id,
-			 strerror(ret));
+		log_info("rdma: connection %llu: ibv_post_send: %s", GW_RCONN_NO(c), strerror(ret));
 		return -ret;
 	}
 	r->sq_used = b.nwr;
@@ -476,8 +474,7 @@ static int gw_rreq_try(struct gw_rreq *r)
 			log_info("rdma: connection %llu: reply of %zu bytes fits no chunk the "
 				 "client "
 				 "offered (%s): RDMA_ERROR ERR_CHUNK",
-				 (unsigned long long)r->c->info.id, xdr_out_len(&r->w.req.reply),
-				 strerror(-ret));
+				 GW_RCONN_NO(r->c), xdr_out_len(&r->w.req.reply), strerror(-ret));
 		}
 		xdr_out_release(&r->w.req.reply);
 		r->err = ERR_CHUNK;
@@ -611,8 +608,23 @@ static ssize_t gw_rreq_plan(struct gw_rreq *r, const uint8_t *body, size_t blen,
 	return (ssize_t)(spos + blen - ipos);
 }
 
+/* A pool chunk for @r's call; 0 or -errno (logged). */
+static int gw_rreq_buffer(struct gw_rreq *r, struct chunk_pool *pool)
+{
+	int ret = chunk_get(pool, NULL, &r->rec);
+
+	if (ret) {
+		log_info("rdma: connection %llu: no buffer for a call: %s", GW_RCONN_NO(r->c),
+			 strerror(-ret));
+		return ret;
+	}
+	r->rec_pool = pool;
+	return 0;
+}
+
 static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 {
+	struct chunk_pool *pool;
 	unsigned int i = WR_IDX(wc->wr_id);
 	const uint8_t *buf = c->rbuf + (size_t)i * c->recv_size;
 	struct rpcrdma_hdr *h;
@@ -626,8 +638,8 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 	if (c->st == RC_CLOSING)
 		return;
 	if (wc->status != IBV_WC_SUCCESS) {
-		log_info("rdma: connection %llu: receive failed: %s",
-			 (unsigned long long)c->info.id, ibv_wc_status_str(wc->status));
+		log_info("rdma: connection %llu: receive failed: %s", GW_RCONN_NO(c),
+			 ibv_wc_status_str(wc->status));
 		gw_rconn_close(c, "receive failed");
 		return;
 	}
@@ -648,15 +660,14 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 		if (gw_rconn_post_recv(c, i))
 			goto out_close;
 		if (!ret && h->proc == RDMA_ERROR) {
-			log_info("rdma: connection %llu: client sent RDMA_ERROR %u",
-				 (unsigned long long)c->info.id, h->err);
+			log_info("rdma: connection %llu: client sent RDMA_ERROR %u", GW_RCONN_NO(c),
+				 h->err);
 			gw_rreq_put(r);
 			return;
 		}
 		log_info("rdma: connection %llu: bad transport header (xid %#x, version %u, proc "
 			 "%u): %s",
-			 (unsigned long long)c->info.id, h->xid, h->vers, h->proc,
-			 strerror(ret ? -ret : EBADMSG));
+			 GW_RCONN_NO(c), h->xid, h->vers, h->proc, strerror(ret ? -ret : EBADMSG));
 		c->inflight++;
 		gw_rreq_fail(r, ret == -EPROTONOSUPPORT ? ERR_VERS : ERR_CHUNK);
 		return;
@@ -675,15 +686,11 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 			gw_rreq_fail(r, ERR_CHUNK);
 			return;
 		}
-		r->rec_pool = gw_rdma.srv->small ? gw_rdma.srv->small : gw_rdma.srv->pool;
-		if (blen > chunk_pool_chunk_size(r->rec_pool))
-			r->rec_pool = gw_rdma.srv->pool;
-		ret = chunk_get(r->rec_pool, NULL, &r->rec);
-		if (ret) {
-			log_info("rdma: connection %llu: no buffer for a call: %s",
-				 (unsigned long long)c->info.id, strerror(-ret));
+		pool = gw_rdma.srv->small ? gw_rdma.srv->small : gw_rdma.srv->pool;
+		if (blen > chunk_pool_chunk_size(pool))
+			pool = gw_rdma.srv->pool;
+		if (gw_rreq_buffer(r, pool))
 			goto out_put;
-		}
 		memcpy(r->rec, body, blen);
 		if (gw_rconn_post_recv(c, i))
 			goto out_put;
@@ -695,17 +702,12 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 			goto out_put;
 		log_info(
 			"rdma: connection %llu: read chunks from a client that allows no RDMA Read",
-			(unsigned long long)c->info.id);
+			GW_RCONN_NO(c));
 		gw_rreq_fail(r, ERR_CHUNK);
 		return;
 	}
-	r->rec_pool = gw_rdma.srv->pool;
-	ret = chunk_get(r->rec_pool, NULL, &r->rec);
-	if (ret) {
-		log_info("rdma: connection %llu: no buffer for a call: %s",
-			 (unsigned long long)c->info.id, strerror(-ret));
+	if (gw_rreq_buffer(r, gw_rdma.srv->pool))
 		goto out_put;
-	}
 	room = chunk_pool_chunk_size(r->rec_pool);
 	if (room > gw_rdma.rec_max)
 		room = gw_rdma.rec_max;
@@ -714,7 +716,7 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 		goto out_put;
 	if (len < 0) {
 		log_info("rdma: connection %llu: xid %#x: read chunks cannot be placed: %s",
-			 (unsigned long long)c->info.id, h->xid, strerror((int)-len));
+			 GW_RCONN_NO(c), h->xid, strerror((int)-len));
 		gw_rreq_fail(r, ERR_CHUNK);
 		return;
 	}
@@ -740,8 +742,7 @@ static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct
 		if (wc->status != IBV_WC_SUCCESS || c->st == RC_CLOSING) {
 			if (c->st != RC_CLOSING)
 				log_info("rdma: connection %llu: RDMA Read of xid %#x failed: %s",
-					 (unsigned long long)c->info.id, r->hdr.xid,
-					 ibv_wc_status_str(wc->status));
+					 GW_RCONN_NO(c), r->hdr.xid, ibv_wc_status_str(wc->status));
 			c->inflight--;
 			gw_rreq_put(r);
 			gw_rconn_close(c, "RDMA Read failed");
@@ -758,7 +759,7 @@ static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct
 	xdr_out_release(&r->w.req.reply);
 	gw_rreq_put(r);
 	if (wc->status != IBV_WC_SUCCESS && c->st != RC_CLOSING) {
-		log_info("rdma: connection %llu: send failed: %s", (unsigned long long)c->info.id,
+		log_info("rdma: connection %llu: send failed: %s", GW_RCONN_NO(c),
 			 ibv_wc_status_str(wc->status));
 		gw_rconn_close(c, "send failed");
 		return;
@@ -783,8 +784,7 @@ static void gw_rconn_wc(struct gw_rconn *c, const struct ibv_wc *wc)
 		/* unsignaled: seen only when it failed; the chain's last WR follows */
 		if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR &&
 		    c->st != RC_CLOSING) {
-			log_info("rdma: connection %llu: RDMA %s failed: %s",
-				 (unsigned long long)c->info.id,
+			log_info("rdma: connection %llu: RDMA %s failed: %s", GW_RCONN_NO(c),
 				 wc->opcode == IBV_WC_RDMA_READ ? "Read" : "Write",
 				 ibv_wc_status_str(wc->status));
 			gw_rconn_close(c, "RDMA operation failed");
@@ -836,7 +836,7 @@ void gw_rconn_close(struct gw_rconn *c, const char *why)
 
 	if (c->st == RC_CLOSING)
 		return;
-	log_debug("rdma: connection %llu closing: %s", (unsigned long long)c->info.id, why);
+	log_debug("rdma: connection %llu closing: %s", GW_RCONN_NO(c), why);
 	if (strcmp(why, "disconnected") && strcmp(why, "server stopping"))
 		gw_rdma_stat(&gw_rdma.srv->stats.conns_dropped, 1);
 	if (c->st == RC_CONNECTED)
@@ -851,8 +851,8 @@ void gw_rconn_close(struct gw_rconn *c, const char *why)
 	}
 	c->wait_tail = NULL;
 	if (c->qp && ibv_modify_qp(c->qp, &attr, IBV_QP_STATE))
-		log_info("rdma: connection %llu: ibv_modify_qp(ERR): %s",
-			 (unsigned long long)c->info.id, strerror(errno));
+		log_info("rdma: connection %llu: ibv_modify_qp(ERR): %s", GW_RCONN_NO(c),
+			 strerror(errno));
 }
 
 bool gw_rconn_quiet(const struct gw_rconn *c)
