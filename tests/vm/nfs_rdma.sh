@@ -18,14 +18,33 @@
 # and Write chunks), makes a symlink and reads it, lists a 300-entry
 # directory (a READDIR reply longer than the inline threshold: a Reply
 # chunk), renames, removes, makes and removes directories, and unmounts.
+#
+# Then our own client, with no kernel mount: lt_seekmap makes sparse files
+# on the lacunafs mount (mostly holes, dense, hundreds of small extents,
+# a hole at the end, all hole, 5 bytes, empty; at most 16 MiB), and for
+# each `lacuna nfs-map --rdma`, `nfs-map --rdma --seek` and `nfs-map` over
+# TCP print what `lacuna map` prints of the file (but its first line, the
+# name), also for a range (--offset/--length) of two of them; `lacuna
+# nfs-get --rdma` copies it byte for byte (cmp) with its holes (the copy's
+# `lacuna map` segments are the file's, no more blocks), and so does
+# `nfs-get --rdma --read` (cmp).
+#
+# Last, with a vers=4.2 proto=rdma mount busy writing and reading a file
+# with O_DIRECT in the background, tests/tools/rdma_hostile sends lacunad
+# what it must refuse (14 cases, each reported); then the mount still
+# writes and reads a new file, lacunad runs, and its log shows a refused
+# transport header and a failed RDMA Read or Write.
+#
 # lacunad must still run at the end and exit 0 on SIGTERM; its log is
 # printed when something failed.
 #
 # LT_RDMA_PROTO=tcp runs the same checks over TCP (port 2049, same veth
-# addresses): a baseline for the harness itself.
+# addresses; the client without --rdma; no hostile peers): a baseline for
+# the harness itself. lacuna, lt_seekmap and rdma_hostile (make check
+# builds them) missing is a hard error (99).
 # Skips (77) without the VM (no qemu, no kernel package), when lacunad was
 # built without RDMA (configure --without-rdma, or no libibverbs-dev and
-# librdmacm-dev), and when soft-RoCE cannot be set up in the guest. About 2-4 minutes here (TCG).
+# librdmacm-dev), and when soft-RoCE cannot be set up in the guest. About 3-4 minutes here (TCG).
 
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 . "$top_srcdir/tests/lib.sh"
@@ -42,6 +61,12 @@ tcp) ;;
 *) lt_hard "LT_RDMA_PROTO must be rdma or tcp, not $LT_RDMA_PROTO" ;;
 esac
 [ -x "$LACUNAFS" ] || lt_hard "lacunafs not built at $LACUNAFS"
+# make check builds these (the tools staged into the guest by rg_stage)
+[ -x "$top_builddir/tools/lacuna" ] || lt_hard "lacuna not built at $top_builddir/tools/lacuna"
+[ -x "$TOOLS/lt_seekmap" ] || lt_hard "lt_seekmap not built at $TOOLS/lt_seekmap"
+if [ "$LT_RDMA_PROTO" = rdma ] && [ ! -x "$TOOLS/rdma_hostile" ]; then
+	lt_hard "rdma_hostile not built at $TOOLS/rdma_hostile"
+fi
 lt_require_cmd sha256sum
 vm_require
 
@@ -135,8 +160,146 @@ pass() { # pass TAG VERS
 	umount "$m" && r "${t}_umount" ok
 }
 
+# ---- our own client: lacuna nfs-map / nfs-get (--rdma unless over TCP)
+# against lacuna map of the same files on the lacunafs mount
+if [ "$RG_PROTO" = rdma ]; then
+	XR=--rdma XURL=nfs://$RG_SERVER:20049
+else
+	XR= XURL=nfs://$RG_SERVER
+fi
+TURL=nfs://$RG_SERVER # TCP, port 2049
+# lt_seekmap layouts: NAME LAYOUT
+LAYOUTS=(
+	"holes size=16M,data@5M+64k,data@12M+4k,data@16777213+3"
+	"dense data@0+8M"
+	"extents data@0+4k*200/64k,data@13000000+5000*40/20000"
+	"tailhole data@0+1M,data@2M+100000,size=7M"
+	"allhole size=3M"
+	"tiny data@0+5"
+	"empty size=0"
+)
+# the range mapped with --offset/--length: FILE OFFSET LENGTH
+RANGES=("extents 1000000 3000000" "holes 4000000 9000000")
+
+# lm OUT ARGS...: lacuna ARGS into OUT without its first line (the file's
+# name and where the map comes from); a failure is written into OUT too
+lm() {
+	local out=$1 rc
+	shift
+	lacuna "$@" >/tmp/lm.out 2>/tmp/lm.err
+	rc=$?
+	tail -n +2 /tmp/lm.out >"$out"
+	if [ $rc != 0 ]; then
+		echo "lacuna $*: exit $rc: $(head -c 300 /tmp/lm.err)" | tee -a "$out" >&2
+	fi
+}
+# same KEY A B: KEY=same when files A and B are equal, else the difference
+same() {
+	if cmp -s "$2" "$3"; then
+		r "$1" same
+	else
+		r "$1" differs
+		{ echo "$1: $2 and $3 differ:"; diff "$2" "$3" | head -n 20; } >&2
+	fi
+}
+segs() { lacuna map "$1" | grep -E '^(data|hole) '; }
+
+client() {
+	local e=$RG_EXPORT/client b=$RG_BACKING/client c=$RG_BACKING/copies l n f u t o len
+	step "client: make ${#LAYOUTS[@]} sparse files on the lacunafs mount"
+	mkdir -p "$e" "$c" /tmp/cl
+	for l in "${LAYOUTS[@]}"; do
+		lt_seekmap make "$e/${l%% *}" "${l#* }" && r "cl_${l%% *}_made" ok
+	done
+	sync
+	for l in "${LAYOUTS[@]}"; do
+		n=${l%% *} f=$e/$n t=/tmp/cl/$n
+		u=$RG_EXPORT/client/$n
+		step "client: $n"
+		lm "$t.local" map "$f"
+		lm "$t.tcp" nfs-map "$TURL$u"
+		lm "$t.x" nfs-map $XR "$XURL$u"
+		lm "$t.xseek" nfs-map $XR --seek "$XURL$u"
+		same "cl_${n}_map_tcp" "$t.local" "$t.tcp"
+		same "cl_${n}_map_x" "$t.local" "$t.x"
+		same "cl_${n}_map_xseek" "$t.local" "$t.xseek"
+		rm -f "$c/$n"
+		lacuna nfs-get $XR "$XURL$u" "$c/$n" >"$t.get" 2>&1
+		r "cl_${n}_get" "exit $? $(grep -c "with READ_PLUS${XR:+ over RDMA}," "$t.get")"
+		head -n 1 "$t.get" >&2
+		same "cl_${n}_get_cmp" "$b/$n" "$c/$n"
+		segs "$b/$n" >"$t.segs"
+		segs "$c/$n" >"$t.csegs"
+		same "cl_${n}_get_holes" "$t.segs" "$t.csegs"
+		r "cl_${n}_get_alloc" "$(($(stat -c '%b * %B' "$c/$n") <= $(stat -c '%b * %B' "$b/$n") + 65536))"
+		rm -f "$c/$n"
+		lacuna nfs-get $XR --read "$XURL$u" "$c/$n" >"$t.get" 2>&1
+		r "cl_${n}_getread" "exit $? $(grep -c "with READ${XR:+ over RDMA}," "$t.get")"
+		head -n 1 "$t.get" >&2
+		same "cl_${n}_getread_cmp" "$b/$n" "$c/$n"
+		rm -f "$c/$n"
+	done
+	for l in "${RANGES[@]}"; do
+		read -r n o len <<<"$l"
+		t=/tmp/cl/$n.range u=$RG_EXPORT/client/$n
+		step "client: $n [$o, +$len)"
+		lm "$t.local" map --offset "$o" --length "$len" "$e/$n"
+		lm "$t.tcp" nfs-map --offset "$o" --length "$len" "$TURL$u"
+		lm "$t.x" nfs-map $XR --offset "$o" --length "$len" "$XURL$u"
+		lm "$t.xseek" nfs-map $XR --seek --offset "$o" --length "$len" "$XURL$u"
+		same "cl_${n}_range_tcp" "$t.local" "$t.tcp"
+		same "cl_${n}_range_x" "$t.local" "$t.x"
+		same "cl_${n}_range_xseek" "$t.local" "$t.xseek"
+	done
+	rm -rf "$e" "$c" /tmp/cl && r cl_cleanup ok
+}
+
+# ---- hostile RPC-over-RDMA peers while the kernel client works
+bgio() { # a 256 KiB file written and read back with O_DIRECT until told to stop
+	local i=0 bad=0 want
+	head -c 262144 /dev/urandom >/tmp/bg.src
+	want=$(sha /tmp/bg.src)
+	while [ ! -e /tmp/bg.stop ]; do
+		dd if=/tmp/bg.src of="$1" bs=64k oflag=direct status=none || bad=$((bad + 1))
+		[ "$(dd if="$1" bs=64k iflag=direct status=none | sha256sum | cut -d' ' -f1)" = "$want" ] ||
+			bad=$((bad + 1))
+		i=$((i + 1))
+		sleep 0.1
+	done
+	echo "$i $bad" >/tmp/bg.result
+}
+
+hostile() {
+	local m=/tmp/nfsh d=/tmp/nfsh/hostile bg
+	step "hostile: mount vers=4.2 proto=rdma"
+	rg_mount 4.2 "$m" || return
+	r h_mount ok
+	mkdir "$d" && r h_mkdir ok
+	rm -f /tmp/bg.stop /tmp/bg.result
+	bgio "$d/bg" &
+	bg=$!
+	step "hostile: rdma_hostile $RG_SERVER 20049"
+	timeout -k 10 400 rdma_hostile "$RG_SERVER" 20049 >"$RG_DIR/hostile.out" 2>&1
+	r h_rc $?
+	step "hostile: done"
+	touch /tmp/bg.stop
+	wait "$bg"
+	r h_bg "$(cat /tmp/bg.result 2>/dev/null)"
+	head -c $((3 * 1048576 + 5)) /dev/urandom >/tmp/h.src
+	r h_src "$(sha /tmp/h.src)"
+	cp /tmp/h.src "$d/after" && r h_write ok
+	rg_drop
+	r h_read "$(sha "$d/after")"
+	r h_ls "$(ls "$d" | tr '\n' ' ')"
+	rm -rf "$d" && r h_rm ok
+	umount "$m" && r h_umount ok
+	r h_lacunad "$(kill -0 "$RG_LACUNAD_PID" 2>/dev/null && echo yes || echo no)"
+}
+
 pass v42 4.2
 pass v41 4.1
+client
+[ "$RG_PROTO" = rdma ] && hostile
 r lacunad_running "$(kill -0 "$RG_LACUNAD_PID" 2>/dev/null && echo yes || echo no)"
 r rxe "$RG_RXE"
 step done
@@ -206,6 +369,73 @@ for v in 42 41; do
 	lt_check_eq "vers=$vers: rm -rf" ok "$(val "${t}_cleanup")"
 	lt_check_eq "vers=$vers: umount" ok "$(val "${t}_umount")"
 done
+
+# our own client
+if [ "$LT_RDMA_PROTO" = rdma ]; then x=" --rdma" xget=" over RDMA"; else x="" xget=""; fi
+for l in holes dense extents tailhole allhole tiny empty; do
+	lt_check_eq "client $l: lt_seekmap makes it on the lacunafs mount" ok "$(val "cl_${l}_made")"
+	lt_check_eq "client $l: lacuna nfs-map over TCP = lacuna map" same "$(val "cl_${l}_map_tcp")"
+	lt_check_eq "client $l: lacuna nfs-map$x = lacuna map" same "$(val "cl_${l}_map_x")"
+	lt_check_eq "client $l: lacuna nfs-map$x --seek = lacuna map" same "$(val "cl_${l}_map_xseek")"
+	lt_check_eq "client $l: lacuna nfs-get$x copies it with READ_PLUS$xget" "exit 0 1" \
+		"$(val "cl_${l}_get")"
+	lt_check_eq "client $l: ... the copy is the file (cmp)" same "$(val "cl_${l}_get_cmp")"
+	lt_check_eq "client $l: ... the copy has the file's data and holes (lacuna map)" same \
+		"$(val "cl_${l}_get_holes")"
+	lt_check_eq "client $l: ... no more blocks than the file (64 KiB slack)" 1 \
+		"$(val "cl_${l}_get_alloc")"
+	lt_check_eq "client $l: lacuna nfs-get$x --read copies it with READ$xget" "exit 0 1" \
+		"$(val "cl_${l}_getread")"
+	lt_check_eq "client $l: ... the copy is the file (cmp)" same "$(val "cl_${l}_getread_cmp")"
+done
+for l in extents holes; do
+	lt_check_eq "client $l: nfs-map --offset --length over TCP = lacuna map --offset --length" \
+		same "$(val "cl_${l}_range_tcp")"
+	lt_check_eq "client $l: nfs-map$x --offset --length = lacuna map --offset --length" \
+		same "$(val "cl_${l}_range_x")"
+	lt_check_eq "client $l: nfs-map$x --seek --offset --length = lacuna map --offset --length" \
+		same "$(val "cl_${l}_range_xseek")"
+done
+lt_check_eq "client: rm -rf of the files and copies" ok "$(val cl_cleanup)"
+
+# hostile peers beside a working kernel mount
+if [ "$LT_RDMA_PROTO" = rdma ]; then
+	lt_check_eq "hostile: vers=4.2 proto=rdma mount" ok "$(val h_mount)"
+	lt_check_eq "hostile: mkdir" ok "$(val h_mkdir)"
+	ncase=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*:*) lt_ok "rdma_hostile ${line#ok }"; ncase=$((ncase + 1)) ;;
+		"FAIL "*) lt_fail "rdma_hostile ${line#FAIL }"; ncase=$((ncase + 1)) ;;
+		*) lt_log "rdma_hostile: $line" ;;
+		esac
+	done <"$share/hostile.out"
+	lt_check_eq "rdma_hostile: all 14 cases reported" 14 "$ncase"
+	lt_check_eq "rdma_hostile exits 0 (every case passed, lacunad answers)" 0 "$(val h_rc)"
+	read -r bgn bgbad <<<"$(val h_bg)"
+	if [ "${bgn:-0}" -gt 0 ] && [ "$bgbad" = 0 ]; then
+		lt_ok "hostile: the kernel client's I/O meanwhile: $bgn rounds of O_DIRECT write + read, all good"
+	else
+		lt_fail "hostile: the kernel client's I/O meanwhile: rounds and failures: '$(val h_bg)'"
+	fi
+	lt_check_eq "hostile: then a new 3 MiB file writes" ok "$(val h_write)"
+	lt_check_eq "hostile: ... and reads back (SHA-256, caches dropped)" "$(val h_src)" \
+		"$(val h_read)"
+	lt_check_eq "hostile: ... ls" "after bg " "$(val h_ls)"
+	lt_check_eq "hostile: rm -rf" ok "$(val h_rm)"
+	lt_check_eq "hostile: umount" ok "$(val h_umount)"
+	lt_check_eq "hostile: lacunad is alive" yes "$(val h_lacunad)"
+	lt_check "hostile: lacunad's log shows it refused a bad transport header" \
+		grep -q "rdma: connection [0-9]*: bad transport header (xid .*, version 2," \
+		"$share/lacunad.log"
+	lt_check "hostile: lacunad's log shows a failed RDMA Read or Write (bad handles)" \
+		grep -qE "rdma: connection [0-9]*: (RDMA Read of xid .* failed|RDMA (Read|Write) failed)" \
+		"$share/lacunad.log"
+	# what it said about the peers (a bounded excerpt)
+	grep -E 'rdma: connection [0-9]+: ' "$share/lacunad.log" | head -n 30 | sed 's/^/# lacunad: /'
+else
+	lt_log "NOTE: proto=tcp: no hostile RDMA peers, and the client ran over TCP"
+fi
 lt_check_eq "lacunad is alive after the kernel client" yes "$(val lacunad_running)"
 lt_check_eq "lacunad is alive at teardown" yes "$(val rg_lacunad_alive)"
 lt_check_eq "lacunad exits 0 on SIGTERM" 0 "$(val rg_lacunad_exit)"

@@ -37,8 +37,10 @@
 #   Environment: top_builddir (the build tree, default the source tree),
 #   LACUNAD_ARGS (extra lacunad arguments, e.g. "--log-level debug").
 #
-# The binaries (lacunad, lacunafs, liblacuna) are copied into DIR/bin: the
-# guest sees the host's root read-only but not its /tmp. CMD runs with:
+# The binaries (lacunad, lacunafs, liblacuna, and lacuna, lt_seekmap and
+# rdma_hostile when built) are copied into DIR/bin, which is first in the
+# guest's PATH and LD_LIBRARY_PATH: the guest sees the host's root
+# read-only but not its /tmp. CMD runs with:
 #
 #   RG_PROTO      tcp or rdma         RG_SERVER   10.77.0.1
 #   RG_PORT       2049 or 20049       RG_EXPORT   the exported path
@@ -179,6 +181,7 @@ _rg_guest() {
 		_rg_die "no staged binaries in $bin"
 	fi
 	export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	export PATH="$bin:$PATH"
 	for m in fuse loop; do
 		modprobe "$m" || _rg_die "modprobe $m failed"
 	done
@@ -294,7 +297,12 @@ _rg_stage_prog() {
 	cp "$real" "$2"
 }
 
-# rg_stage DIR: put lacunad, lacunafs and liblacuna into DIR/bin.
+# RG_TOOLS: the client and test programs staged beside the daemons when
+# they are built (a test that needs one checks that it is built)
+RG_TOOLS="tools/lacuna tests/tools/lt_seekmap tests/tools/rdma_hostile"
+
+# rg_stage DIR: put lacunad, lacunafs, liblacuna and whichever of
+# RG_TOOLS are built into DIR/bin.
 rg_stage() {
 	local b=${top_builddir:-$(dirname "$RG_SELF")/../..} l
 	mkdir -p "$1/bin" || return 1
@@ -302,6 +310,10 @@ rg_stage() {
 	_rg_stage_prog "$b/fusefs/lacunafs" "$1/bin/lacunafs" || return 1
 	for l in "$b"/lib/.libs/liblacuna.so*; do
 		[ -e "$l" ] && cp -P "$l" "$1/bin/"
+	done
+	for l in $RG_TOOLS; do
+		[ -e "$b/$l" ] || continue
+		_rg_stage_prog "$b/$l" "$1/bin/${l##*/}" || return 1
 	done
 	cp "$RG_SELF" "$1/rdma_guest.sh"
 }
