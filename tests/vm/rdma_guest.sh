@@ -76,6 +76,11 @@ _rg_die() {
 _rg_rxe() {
 	local m
 	ip link add v0 type veth peer name v1 || { echo "ip link add veth failed"; return 1; }
+	# jumbo frames, as RoCE networks run: rxe's path MTU becomes 4096 (not 1024)
+	if ! { ip link set v0 mtu 9000 && ip link set v1 mtu 9000; }; then
+		echo "veth MTU 9000 failed"
+		return 1
+	fi
 	if ! { ip addr add "$RG_SERVER/24" dev v0 && ip addr add "$RG_CLIENT/24" dev v1 &&
 		ip link set v0 up && ip link set v1 up; }; then
 		echo "veth address setup failed"
