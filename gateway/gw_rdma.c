@@ -16,7 +16,11 @@
  * A device is set up the first time a connection arrives on it: a
  * protection domain, a completion channel and one memory region over
  * the server's whole large pool (LOCAL_WRITE only: the server initiates
- * every RDMA Read and Write, clients never touch its memory).
+ * every RDMA Read and Write, clients never touch its memory). It is
+ * released when removed (DEVICE_REMOVAL on a connection) and after
+ * GW_RDMA_DEV_IDLE seconds without connections: a removal waits for
+ * every process holding resources on the device, and a wildcard
+ * listener hears of no removal.
  *
  * Connection states, driven by CM events:
  *
@@ -186,6 +190,8 @@ static void gw_rconn_free(struct gw_rconn *c)
 {
 	gw_rconn_unlink(c);
 	gw_rconn_teardown(c);
+	if (c->dev && !--c->dev->nconns)
+		c->dev->idle_since = time(NULL);
 	if (c->id)
 		rdma_destroy_id(c->id);
 	if (c->info.id)
@@ -251,6 +257,8 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	gw_rdma_stat(&gw_rdma.srv->stats.rdma_conns, 1);
 
 	c->dev = gw_rdev_get(id->verbs);
+	if (c->dev)
+		c->dev->nconns++;
 	if (!c->dev || gw_rconn_setup(c, &peer))
 		goto out_drop;
 
@@ -288,6 +296,8 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 out_drop:
 	rdma_reject(id, NULL, 0);
 	gw_rconn_teardown(c);
+	if (c->dev && !--c->dev->nconns)
+		c->dev->idle_since = time(NULL);
 	gw_rconn_unlink(c);
 	gw_rdma_stat(&gw_rdma.srv->stats.conns_open, -1);
 	gw_rdma_stat(&gw_rdma.srv->stats.conns_dropped, 1);
@@ -302,8 +312,11 @@ out_reject:
 static void gw_rdma_lost_device(void)
 {
 	struct gw_rconn *c;
+	struct gw_rdev *d;
 
 	log_err("rdma: RDMA device removed: RDMA service stops, TCP goes on");
+	for (d = gw_rdma.devs; d; d = d->next)
+		d->removed = true;
 	for (c = gw_rdma.conns; c; c = c->next)
 		gw_rconn_close(c, "device removed");
 	if (gw_rdma.listen) {
@@ -368,6 +381,11 @@ static void gw_rdma_cm_events(void)
 			gw_rconn_close(c, rdma_event_str(type));
 			break;
 		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			if (c->dev && !c->dev->removed) {
+				c->dev->removed = true;
+				log_err("rdma: device %s removed: its connections close",
+					ibv_get_device_name(c->dev->verbs->device));
+			}
 			gw_rconn_close(c, "device removed");
 			break;
 		default:
@@ -376,10 +394,17 @@ static void gw_rdma_cm_events(void)
 	}
 }
 
-/* Free every closing connection that has gone quiet. */
+/*
+ * Free every closing connection that has gone quiet, then every device
+ * that was removed or has had no connection for GW_RDMA_DEV_IDLE
+ * seconds (its removal waits for that; the next connection on it
+ * registers the pool again).
+ */
 static void gw_rdma_reap(void)
 {
 	struct gw_rconn *c, *next;
+	struct gw_rdev **pd, *d;
+	time_t now = time(NULL);
 
 	for (c = gw_rdma.conns; c; c = next) {
 		next = c->next;
@@ -387,6 +412,17 @@ static void gw_rdma_reap(void)
 			gw_rconn_poll(c);
 		if (gw_rconn_quiet(c))
 			gw_rconn_free(c);
+	}
+	for (pd = &gw_rdma.devs; (d = *pd);) {
+		if (!d->nconns && (d->removed || now - d->idle_since >= GW_RDMA_DEV_IDLE)) {
+			*pd = d->next;
+			log_info("rdma: device %s released (%s)",
+				 ibv_get_device_name(d->verbs->device),
+				 d->removed ? "removed" : "no connections");
+			gw_rdev_free(d);
+		} else {
+			pd = &d->next;
+		}
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "gw.h"
 #include "gw_worker.h"
@@ -37,6 +38,12 @@
 /* set in the ids of RDMA connections (unique beside TCP's); logs leave it out */
 #define GW_RDMA_ID_BIT (1ULL << 62)
 #define GW_RCONN_NO(c) ((unsigned long long)((c)->info.id & ~GW_RDMA_ID_BIT))
+/*
+ * seconds a device without connections keeps its registration: a soft-RoCE
+ * device cannot be removed while a process holds resources on it, and
+ * lacunad hears of the removal only through the connections on it
+ */
+#define GW_RDMA_DEV_IDLE 30
 /* seconds a stopping server waits for connections to drain */
 #define GW_RDMA_STOP_WAIT 5
 
@@ -47,6 +54,9 @@ struct gw_rdev {
 	struct ibv_comp_channel *cc;
 	struct ibv_mr *pool_mr; /* the server's large pool, registered once */
 	struct ibv_device_attr attr;
+	unsigned int nconns; /* connections on it */
+	time_t idle_since;   /* when nconns last became 0 */
+	bool removed;	     /* DEVICE_REMOVAL: freed once its connections are */
 	struct gw_rdev *next;
 };
 
