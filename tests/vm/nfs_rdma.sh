@@ -298,6 +298,12 @@ hostile() {
 
 pass v42 4.2
 pass v41 4.1
+# what the kernel client's traffic took (the stats file is rewritten every second)
+sleep 1.5
+for k in rdma_conns rdma_read_chunk_bytes rdma_write_chunk_bytes rdma_reply_chunk_replies \
+	rdma_inline_replies rdma_errors; do
+	r "k_$k" "$(awk -v k="$k" '$1 == k { print $2 }' "$RG_DIR/stats" 2>/dev/null)"
+done
 client
 [ "$RG_PROTO" = rdma ] && hostile
 r lacunad_running "$(kill -0 "$RG_LACUNAD_PID" 2>/dev/null && echo yes || echo no)"
@@ -431,6 +437,12 @@ if [ "$LT_RDMA_PROTO" = rdma ]; then
 	lt_check "hostile: lacunad's log shows a failed RDMA Read or Write (bad handles)" \
 		grep -qE "rdma: connection [0-9]*: (RDMA Read of xid .* failed|RDMA (Read|Write) failed)" \
 		"$share/lacunad.log"
+	# the kernel client's passes used every way a call and a reply can travel
+	for k in rdma_conns rdma_read_chunk_bytes rdma_write_chunk_bytes \
+		rdma_reply_chunk_replies rdma_inline_replies; do
+		lt_check "kernel client: stats $k > 0 ($(val "k_$k"))" test "$(val "k_$k")" -gt 0
+	done
+	lt_check_eq "kernel client: no RDMA_ERROR sent to it" 0 "$(val k_rdma_errors)"
 	# what it said about the peers (a bounded excerpt)
 	grep -E 'rdma: connection [0-9]+: ' "$share/lacunad.log" | head -n 30 | sed 's/^/# lacunad: /'
 else

@@ -240,6 +240,7 @@ _rg_guest() {
 		echo "threads = ${RG_THREADS:-2}"
 		echo "lease_time = 10"
 		echo "grace = off"
+		echo "stats_file = $RG_DIR/stats"
 		if [ "$RG_PROTO" = rdma ]; then
 			echo "rdma = yes"
 			echo "rdma_port = 20049"
