@@ -164,6 +164,12 @@ struct gw_srv {
 
 extern struct gw_srv gw;
 
+/* Add @n (may be negative) to a counter of gw.stats. */
+static inline void gw_stat_add(atomic_ullong *c, long long n)
+{
+	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);
+}
+
 /* ---------------------------------------------------------------- exports (gw_export.c) */
 
 /* Open the exports of @cfg and build the pseudo filesystem (cfg_lock held for writing). */

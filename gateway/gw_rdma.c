@@ -37,7 +37,6 @@
  * failure never touches another's connection. A removed device ends RDMA
  * service (logged); TCP goes on.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -196,25 +195,9 @@ static void gw_rconn_free(struct gw_rconn *c)
 		rdma_destroy_id(c->id);
 	if (c->info.id)
 		nfs4_state_conn_closed(gw_rdma.srv, c->info.id);
-	gw_rdma_stat(&gw_rdma.srv->stats.conns_open, -1);
+	gw_stat_add(&gw_rdma.srv->stats.conns_open, -1);
 	log_debug("rdma: connection %llu freed", GW_RCONN_NO(c));
 	free(c);
-}
-
-static const char *gw_rdma_addr(const struct sockaddr *sa, char *buf, size_t len)
-{
-	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-	char a[INET6_ADDRSTRLEN];
-
-	if (sa && sa->sa_family == AF_INET && inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a)))
-		snprintf(buf, len, "%s:%u", a, ntohs(in->sin_port));
-	else if (sa && sa->sa_family == AF_INET6 &&
-		 inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a)))
-		snprintf(buf, len, "[%s]:%u", a, ntohs(in6->sin6_port));
-	else
-		snprintf(buf, len, "?");
-	return buf;
 }
 
 static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t plen,
@@ -252,9 +235,9 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 		c->next->prev = c;
 	gw_rdma.conns = c;
 	gw_rdma.nconns++;
-	gw_rdma_stat(&gw_rdma.srv->stats.conns_accepted, 1);
-	gw_rdma_stat(&gw_rdma.srv->stats.conns_open, 1);
-	gw_rdma_stat(&gw_rdma.srv->stats.rdma_conns, 1);
+	gw_stat_add(&gw_rdma.srv->stats.conns_accepted, 1);
+	gw_stat_add(&gw_rdma.srv->stats.conns_open, 1);
+	gw_stat_add(&gw_rdma.srv->stats.rdma_conns, 1);
 
 	c->dev = gw_rdev_get(id->verbs);
 	if (c->dev)
@@ -283,14 +266,15 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	cp.rnr_retry_count = 7;
 	c->read_depth = cp.initiator_depth;
 	if (rdma_accept(id, &cp)) {
-		log_info("rdma: rdma_accept (%s): %s", gw_rdma_addr(sa, a, sizeof(a)),
+		log_info("rdma: rdma_accept (%s): %s", gw_addr_str(&c->info.peer, a, sizeof(a)),
 			 strerror(errno));
 		goto out_drop;
 	}
 	c->st = RC_ACCEPTED;
 	log_debug("rdma: connection %llu from %s: inline %u/%u bytes (client %s), %u credits",
-		  GW_RCONN_NO(c), gw_rdma_addr(sa, a, sizeof(a)), c->recv_size, c->send_size,
-		  known ? "sent RFC 8797 private data" : "sent no private data", c->credits);
+		  GW_RCONN_NO(c), gw_addr_str(&c->info.peer, a, sizeof(a)), c->recv_size,
+		  c->send_size, known ? "sent RFC 8797 private data" : "sent no private data",
+		  c->credits);
 	return;
 
 out_drop:
@@ -299,8 +283,8 @@ out_drop:
 	if (c->dev && !--c->dev->nconns)
 		c->dev->idle_since = time(NULL);
 	gw_rconn_unlink(c);
-	gw_rdma_stat(&gw_rdma.srv->stats.conns_open, -1);
-	gw_rdma_stat(&gw_rdma.srv->stats.conns_dropped, 1);
+	gw_stat_add(&gw_rdma.srv->stats.conns_open, -1);
+	gw_stat_add(&gw_rdma.srv->stats.conns_dropped, 1);
 	free(c);
 	id->context = NULL; /* the caller destroys the id */
 	return;
@@ -462,7 +446,7 @@ static int gw_rdma_start(struct gw_srv *s)
 		((struct sockaddr_in6 *)&addr)->sin6_port = htons(port);
 	else
 		((struct sockaddr_in *)&addr)->sin_port = htons(port);
-	gw_rdma_addr((struct sockaddr *)&addr, a, sizeof(a));
+	gw_addr_str(&addr, a, sizeof(a));
 	list = ibv_get_device_list(&n);
 	if (list)
 		ibv_free_device_list(list);

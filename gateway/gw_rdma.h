@@ -140,11 +140,6 @@ struct gw_rdma_loop {
 
 extern struct gw_rdma_loop gw_rdma;
 
-static inline void gw_rdma_stat(atomic_ullong *c, long long n)
-{
-	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);
-}
-
 /* gw_rdma_conn.c: one connection's data path */
 /* Make the CQ, QP and buffers of a connection request, post receives; 0 or -errno (logged). */
 int gw_rconn_setup(struct gw_rconn *c, const struct rpcrdma_cm_priv *peer);

@@ -302,8 +302,8 @@ static int gw_rreq_send_error(struct gw_rreq *r)
 	if (ret)
 		return ret;
 	r->st = RQ_SENDING;
-	gw_rdma_stat(&gw_rdma.srv->stats.bytes_out, n);
-	gw_rdma_stat(&gw_rdma.srv->stats.rdma_errors, 1);
+	gw_stat_add(&gw_rdma.srv->stats.bytes_out, n);
+	gw_stat_add(&gw_rdma.srv->stats.rdma_errors, 1);
 	return 0;
 }
 
@@ -395,14 +395,14 @@ static int gw_rreq_send_reply(struct gw_rreq *r)
 	if (ret)
 		return ret;
 	r->st = RQ_SENDING;
-	gw_rdma_stat(&gw_rdma.srv->stats.bytes_out, (long long)b.bytes);
+	gw_stat_add(&gw_rdma.srv->stats.bytes_out, (long long)b.bytes);
 	for (i = 0; i < nd; i++)
-		gw_rdma_stat(&gw_rdma.srv->stats.rdma_write_bytes, (long long)written[i]);
+		gw_stat_add(&gw_rdma.srv->stats.rdma_write_bytes, (long long)written[i]);
 	if (rwritten) {
-		gw_rdma_stat(&gw_rdma.srv->stats.rdma_reply_bytes, (long long)rwritten);
-		gw_rdma_stat(&gw_rdma.srv->stats.rdma_reply_chunk_replies, 1);
+		gw_stat_add(&gw_rdma.srv->stats.rdma_reply_bytes, (long long)rwritten);
+		gw_stat_add(&gw_rdma.srv->stats.rdma_reply_chunk_replies, 1);
 	} else {
-		gw_rdma_stat(&gw_rdma.srv->stats.rdma_inline_replies, 1);
+		gw_stat_add(&gw_rdma.srv->stats.rdma_inline_replies, 1);
 	}
 	return 0;
 }
@@ -643,7 +643,7 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 		gw_rconn_close(c, "receive failed");
 		return;
 	}
-	gw_rdma_stat(&gw_rdma.srv->stats.bytes_in, wc->byte_len);
+	gw_stat_add(&gw_rdma.srv->stats.bytes_in, wc->byte_len);
 	r = gw_rreq_get(c);
 	if (!r) {
 		gw_rconn_close(c, "more calls than credits");
@@ -749,8 +749,8 @@ static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct
 			return;
 		}
 		r->sq_used = 0;
-		gw_rdma_stat(&gw_rdma.srv->stats.bytes_in, (long long)r->pulled);
-		gw_rdma_stat(&gw_rdma.srv->stats.rdma_read_bytes, (long long)r->pulled);
+		gw_stat_add(&gw_rdma.srv->stats.bytes_in, (long long)r->pulled);
+		gw_stat_add(&gw_rdma.srv->stats.rdma_read_bytes, (long long)r->pulled);
 		gw_rreq_dispatch(r, r->w.req.len);
 		gw_rconn_kick(c);
 		return;
@@ -838,7 +838,7 @@ void gw_rconn_close(struct gw_rconn *c, const char *why)
 		return;
 	log_debug("rdma: connection %llu closing: %s", GW_RCONN_NO(c), why);
 	if (strcmp(why, "disconnected") && strcmp(why, "server stopping"))
-		gw_rdma_stat(&gw_rdma.srv->stats.conns_dropped, 1);
+		gw_stat_add(&gw_rdma.srv->stats.conns_dropped, 1);
 	if (c->st == RC_CONNECTED)
 		rdma_disconnect(c->id);
 	c->st = RC_CLOSING;

@@ -9,7 +9,9 @@
  * SYSTEM_ERR; if even that fails nothing is sent and the client
  * retransmits.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gw_xprt.h"
@@ -59,7 +61,7 @@ static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *c
 	err = rpc_enc_accepted(&req->reply, call->xid, RPC_SUCCESS);
 	if (err)
 		return err;
-	atomic_fetch_add_explicit(&s->stats.compounds, 1, memory_order_relaxed);
+	gw_stat_add(&s->stats.compounds, 1);
 	return nfs4_compound_run(&c, &call->args);
 }
 
@@ -79,19 +81,19 @@ static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm
 		xdr_out_release(&req->reply);
 		return -ENOMSG;
 	case RPC_V_REJECT:
-		atomic_fetch_add_explicit(&s->stats.rpc_rejected, 1, memory_order_relaxed);
+		gw_stat_add(&s->stats.rpc_rejected, 1);
 		err = rpc_enc_reject(&req->reply, &call);
 		break;
 	case RPC_V_DISPATCH:
 		if (call.proc == NFS4_PROC_NULL) {
-			atomic_fetch_add_explicit(&s->stats.rpc_null, 1, memory_order_relaxed);
+			gw_stat_add(&s->stats.rpc_null, 1);
 			err = rpc_enc_accepted(&req->reply, call.xid, RPC_SUCCESS);
 			break;
 		}
 		err = run_compound(s, req, &call);
 		if (err == -EBADMSG) {
 			/* the COMPOUND header itself is not XDR: start over with GARBAGE_ARGS */
-			atomic_fetch_add_explicit(&s->stats.rpc_garbage, 1, memory_order_relaxed);
+			gw_stat_add(&s->stats.rpc_garbage, 1);
 			xdr_out_release(&req->reply);
 			if (req->stream && (err = rpc_rm_begin(&req->reply, rm)))
 				return err;
@@ -125,4 +127,22 @@ void gw_rpc_process(struct gw_srv *s, struct gw_req *req)
 		xdr_out_release(&req->reply);
 		return;
 	}
+}
+
+const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size)
+{
+	const struct sockaddr_in6 *s6 = (const void *)ss;
+	const struct sockaddr_in *s4 = (const void *)ss;
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(buf, size, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else if (ss->ss_family == AF_INET) {
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(buf, size, "%s:%u", a, ntohs(s4->sin_port));
+	} else {
+		snprintf(buf, size, "(family %d)", ss->ss_family);
+	}
+	return buf;
 }

@@ -109,24 +109,6 @@ struct gw_tcp gw_tcp = { .lfd = -1 };
 static atomic_int gw_tcp_wake_fd = -1;
 static atomic_int gw_tcp_wakers;
 
-const char *gw_tcp_addr(const struct sockaddr_storage *ss, char *buf, size_t size)
-{
-	const struct sockaddr_in6 *s6 = (const void *)ss;
-	const struct sockaddr_in *s4 = (const void *)ss;
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (ss->ss_family == AF_INET6) {
-		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
-		snprintf(buf, size, "[%s]:%u", a, ntohs(s6->sin6_port));
-	} else if (ss->ss_family == AF_INET) {
-		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
-		snprintf(buf, size, "%s:%u", a, ntohs(s4->sin_port));
-	} else {
-		snprintf(buf, size, "(family %d)", ss->ss_family);
-	}
-	return buf;
-}
-
 struct io_uring_sqe *gw_tcp_sqe(void)
 {
 	struct io_uring_sqe *sqe;
@@ -310,7 +292,7 @@ static int gw_tcp_start(struct gw_srv *s)
 	addr = s->cfg->listen;
 	len = s->cfg->listen_len;
 	pthread_rwlock_unlock(&s->cfg_lock);
-	gw_tcp_addr(&addr, a, sizeof(a));
+	gw_addr_str(&addr, a, sizeof(a));
 
 	fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {

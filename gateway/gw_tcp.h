@@ -143,7 +143,6 @@ extern struct gw_tcp gw_tcp;
 
 /* gw_tcp.c */
 struct io_uring_sqe *gw_tcp_sqe(void);
-const char *gw_tcp_addr(const struct sockaddr_storage *ss, char *buf, size_t size);
 
 /* gw_tcp_conn.c */
 void gw_conn_new(int fd);

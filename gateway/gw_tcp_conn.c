@@ -20,11 +20,6 @@
 _Static_assert(GW_TCP_SEND_IOV >= XDR_OUT_SEGS_MAX, "a whole reply fits one send");
 _Static_assert(offsetof(struct gw_tcp_req, w) == 0, "gw_workers_done() gives back &req->w");
 
-static void gw_tcp_stat(atomic_ullong *c, long long n)
-{
-	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);
-}
-
 /* ---------------------------------------------------------------- connections */
 
 static void gw_conn_sqe(struct gw_conn *c, struct io_uring_sqe *sqe, unsigned int op)
@@ -102,9 +97,9 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 		return;
 	c->closing = true;
 	log_debug("tcp: connection %llu from %s closed: %s", (unsigned long long)c->info.id,
-		  gw_tcp_addr(&c->info.peer, a, sizeof(a)), why);
+		  gw_addr_str(&c->info.peer, a, sizeof(a)), why);
 	if (dropped)
-		gw_tcp_stat(&gw_tcp.srv->stats.conns_dropped, 1);
+		gw_stat_add(&gw_tcp.srv->stats.conns_dropped, 1);
 	shutdown(c->fd, SHUT_RDWR);
 	if (c->ops) {
 		sqe = gw_tcp_sqe();
@@ -129,7 +124,7 @@ static void gw_conn_free(struct gw_conn *c)
 	gw_list_del(&c->kick);
 	gw_list_del(&c->pwait);
 	gw_tcp.nconns--;
-	gw_tcp_stat(&gw_tcp.srv->stats.conns_open, -1);
+	gw_stat_add(&gw_tcp.srv->stats.conns_open, -1);
 	free(c->iov);
 	free(c);
 }
@@ -163,10 +158,10 @@ void gw_conn_new(int fd)
 	gw_list_init(&c->pwait);
 	gw_list_add_tail(&gw_tcp.all, &c->all);
 	gw_tcp.nconns++;
-	gw_tcp_stat(&gw_tcp.srv->stats.conns_accepted, 1);
-	gw_tcp_stat(&gw_tcp.srv->stats.conns_open, 1);
+	gw_stat_add(&gw_tcp.srv->stats.conns_accepted, 1);
+	gw_stat_add(&gw_tcp.srv->stats.conns_open, 1);
 	log_debug("tcp: connection %llu from %s", (unsigned long long)c->info.id,
-		  gw_tcp_addr(&c->info.peer, a, sizeof(a)));
+		  gw_addr_str(&c->info.peer, a, sizeof(a)));
 	gw_conn_kick(c); /* arms the recv */
 }
 
@@ -413,7 +408,7 @@ static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
 	if (cqe->flags & IORING_CQE_F_BUFFER) {
 		bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
 		if (cqe->res > 0) {
-			gw_tcp_stat(&gw_tcp.srv->stats.bytes_in, cqe->res);
+			gw_stat_add(&gw_tcp.srv->stats.bytes_in, cqe->res);
 			gw_conn_input(c, gw_tcp.bufs + (size_t)bid * GW_TCP_BUF_SIZE,
 				      (size_t)cqe->res);
 		}
@@ -493,7 +488,7 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 		gw_conn_kick(c);
 		return;
 	}
-	gw_tcp_stat(&gw_tcp.srv->stats.bytes_out, res);
+	gw_stat_add(&gw_tcp.srv->stats.bytes_out, res);
 	for (n = (size_t)res; n && (r = c->sq_head);) {
 		left = xdr_out_len(&r->w.req.reply) - c->sent;
 		if (n < left) {

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "nfs4_compound.h"
 #include "xdr.h"
@@ -25,11 +26,14 @@ struct gw_req {
 	const struct gw_conn_info *conn;
 	const void *rec; /* the whole RPC record (no record marks) */
 	size_t len;
-	bool stream;	     /* add a record mark before the reply (TCP) */
-	size_t reply_max;    /* bound on the reply */
+	bool stream;		   /* add a record mark before the reply (TCP) */
+	size_t reply_max;	   /* bound on the reply */
 	struct xdr_carver *carver; /* reply space (the worker's) */
 	struct xdr_out reply;	   /* filled by gw_rpc_process(); empty: send nothing */
 };
+
+/* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of @ss into @buf, for logs; returns @buf. */
+const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size);
 
 /* Process one call record; always leaves req->reply ready to send (or empty). */
 void gw_rpc_process(struct gw_srv *s, struct gw_req *req);

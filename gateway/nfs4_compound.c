@@ -140,10 +140,9 @@ static void count_op(struct nfs4_compound *c, uint32_t opnum, uint32_t st)
 {
 	if (opnum > NFS4_OP_LAST)
 		return;
-	atomic_fetch_add_explicit(&c->srv->stats.ops[opnum], 1, memory_order_relaxed);
+	gw_stat_add(&c->srv->stats.ops[opnum], 1);
 	if (st != NFS4_OK)
-		atomic_fetch_add_explicit(&c->srv->stats.op_errors[opnum], 1,
-					  memory_order_relaxed);
+		gw_stat_add(&c->srv->stats.op_errors[opnum], 1);
 }
 
 /* Answer with the slot's cached reply: everything after the RPC header. */

@@ -131,8 +131,7 @@ uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
 	}
 	xdr_enc_bool(c->out, eof);
 	xdr_enc_opaque_ddp(c->out, chunk, (uint32_t)n);
-	atomic_fetch_add_explicit(&c->srv->stats.read_bytes, (unsigned long long)n,
-				  memory_order_relaxed);
+	gw_stat_add(&c->srv->stats.read_bytes, n);
 out:
 	if (chunk)
 		chunk_put(c->srv->pool, chunk);
@@ -193,7 +192,7 @@ uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
 	xdr_enc_u32(c->out, (uint32_t)done);
 	xdr_enc_u32(c->out, committed);
 	xdr_enc_opaque_fixed(c->out, c->srv->write_verf, NFS4_VERIFIER_SIZE);
-	atomic_fetch_add_explicit(&c->srv->stats.write_bytes, done, memory_order_relaxed);
+	gw_stat_add(&c->srv->stats.write_bytes, (long long)done);
 out:
 	nfs4_state_io_done(c->srv, fd, owned);
 	return status;

@@ -90,11 +90,11 @@ int nfs4_dec_seek(struct xdr_in *x, void *args)
 static void count_result(struct gw_srv *s, const struct lacuna_result *res)
 {
 	if (res->atomic)
-		atomic_fetch_add_explicit(&s->stats.rp_atomic, 1, memory_order_relaxed);
+		gw_stat_add(&s->stats.rp_atomic, 1);
 	else
-		atomic_fetch_add_explicit(&s->stats.rp_fallback, 1, memory_order_relaxed);
+		gw_stat_add(&s->stats.rp_fallback, 1);
 	if (res->flags & LACUNA_SR_UNSTABLE)
-		atomic_fetch_add_explicit(&s->stats.rp_unstable, 1, memory_order_relaxed);
+		gw_stat_add(&s->stats.rp_unstable, 1);
 }
 
 /* The sparse read of [off, off+len) of @fd, through lacunafs when the export has it. */
@@ -156,8 +156,8 @@ static void encode_segments(struct nfs4_compound *c, const struct lacuna_result 
 	xdr_out_fill(&m_count, n);
 	/* eof only when everything up to the end of the file went out */
 	*eof = *eof && i == res->nsegs;
-	atomic_fetch_add_explicit(&c->srv->stats.rp_data_bytes, data, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->srv->stats.rp_hole_bytes, holes, memory_order_relaxed);
+	gw_stat_add(&c->srv->stats.rp_data_bytes, (long long)data);
+	gw_stat_add(&c->srv->stats.rp_hole_bytes, (long long)holes);
 }
 
 uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
