@@ -180,6 +180,20 @@ uint64_t nfs4_change_of(const struct stat *st);
  * answer: ISDIR; SYMLINK or WRONG_TYPE from 4.1 on; INVAL in 4.0.
  */
 uint32_t nfs4_regular_file(const struct nfs4_compound *c, const struct gw_obj *o);
+/*
+ * READ and READ_PLUS (nfs4_op_io.c): the current file is a regular file,
+ * @sid lets its holder read, @offset fits an off_t. NFS4_OK and an fd to
+ * read from, given back with nfs4_state_io_done(c->srv, *fd, *owned);
+ * else the status, and nothing to give back.
+ */
+uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid, uint64_t offset,
+			 int *fd, bool *owned);
+/*
+ * The bytes of the @count asked for that one reply can carry: at most
+ * GW_IO_MAX and a pool chunk, and what @room leaves after @overhead bytes
+ * of XDR around the data (whole XDR units; 0 when nothing fits).
+ */
+size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead);
 
 /* If the 4.1 special "current stateid" (seqid 1, other 0) is given, substitute c->cur_sid. */
 uint32_t nfs4_resolve_current_sid(struct nfs4_compound *c, struct nfs4_stateid *sid);

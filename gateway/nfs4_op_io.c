@@ -75,11 +75,38 @@ static ssize_t pread_full(int fd, uint8_t *buf, size_t count, uint64_t off)
 	return (ssize_t)done;
 }
 
+uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid, uint64_t offset,
+			 int *fd, bool *owned)
+{
+	uint32_t status = nfs4_regular_file(c, c->cfh);
+
+	if (status != NFS4_OK)
+		return status;
+	status = nfs4_state_io_fd(c, sid, c->cfh, false, fd, owned);
+	if (status != NFS4_OK)
+		return status;
+	if (offset > (uint64_t)INT64_MAX) {
+		nfs4_state_io_done(c->srv, *fd, *owned);
+		return NFS4ERR_INVAL;
+	}
+	return NFS4_OK;
+}
+
+size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead)
+{
+	if (count > GW_IO_MAX)
+		count = GW_IO_MAX;
+	if (count > chunk_pool_chunk_size(c->srv->pool))
+		count = chunk_pool_chunk_size(c->srv->pool);
+	if (count + overhead > room)
+		count = room > overhead ? (room - overhead) & ~(size_t)3 : 0;
+	return (size_t)count;
+}
+
 uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
 {
 	struct read_args *a = args;
-	struct gw_obj *o = c->cfh;
-	size_t room = nfs4_reply_room(c), count = a->count;
+	size_t count;
 	bool owned = false, eof;
 	void *chunk = NULL;
 	struct stat st;
@@ -87,23 +114,11 @@ uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
 	uint32_t status;
 	int fd = -1, err;
 
-	status = nfs4_regular_file(c, o);
+	status = nfs4_read_begin(c, &a->sid, a->offset, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;
-	status = nfs4_state_io_fd(c, &a->sid, o, false, &fd, &owned);
-	if (status != NFS4_OK)
-		return status;
-	if (a->offset > (uint64_t)INT64_MAX) {
-		status = NFS4ERR_INVAL;
-		goto out;
-	}
 	/* eof and the opaque's length and pad take 12 bytes */
-	if (count > GW_IO_MAX)
-		count = GW_IO_MAX;
-	if (count > chunk_pool_chunk_size(c->srv->pool))
-		count = chunk_pool_chunk_size(c->srv->pool);
-	if (count + 12 > room)
-		count = room > 12 ? (room - 12) & ~(size_t)3 : 0;
+	count = nfs4_read_count(c, a->count, nfs4_reply_room(c), 12);
 	if (count) {
 		err = chunk_get(c->srv->pool, NULL, &chunk);
 		if (err) {

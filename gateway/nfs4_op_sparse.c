@@ -164,7 +164,7 @@ uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
 {
 	struct read_plus_args *a = args;
 	struct gw_obj *o = c->cfh;
-	size_t room = nfs4_reply_room(c), count = a->count;
+	size_t room = nfs4_reply_room(c), count;
 	struct lacuna_result *res = NULL;
 	struct xdr_mark m_eof;
 	bool owned = false, eof;
@@ -172,26 +172,14 @@ uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
 	uint32_t status;
 	int fd = -1, err;
 
-	status = nfs4_regular_file(c, o);
+	status = nfs4_read_begin(c, &a->sid, a->offset, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;
-	status = nfs4_state_io_fd(c, &a->sid, o, false, &fd, &owned);
-	if (status != NFS4_OK)
-		return status;
-	if (a->offset > (uint64_t)INT64_MAX) {
-		status = NFS4ERR_INVAL;
-		goto out;
-	}
 	if (room < RP_HEAD + RP_HOLE) {
 		status = nfs4_enc_status(c, -EMSGSIZE);
 		goto out;
 	}
-	if (count > GW_IO_MAX)
-		count = GW_IO_MAX;
-	if (count > chunk_pool_chunk_size(c->srv->pool))
-		count = chunk_pool_chunk_size(c->srv->pool);
-	if (count + RP_HEAD + RP_DATA > room)
-		count = (room - RP_HEAD - RP_DATA) & ~(size_t)3;
+	count = nfs4_read_count(c, a->count, room, RP_HEAD + RP_DATA);
 	res = malloc(sizeof(*res));
 	if (!res) {
 		status = NFS4ERR_DELAY;
