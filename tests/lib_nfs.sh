@@ -171,6 +171,12 @@ _nfs_listening() {
 	ss -Hltnp "sport = :$2" 2>/dev/null | grep -q "pid=$1,"
 }
 
+# _nfs_started: the server has said all it says at start. lacunad listens
+# on TCP before it starts RPC-over-RDMA; its "serving" line comes after.
+_nfs_started() {
+	[ "$LT_NFS_SERVER" != lacunad ] || grep -q "lacunad .* serving NFSv4" "$NFS_LOG"
+}
+
 _nfs_ganesha_conf() {
 	local dir=$1 conf=$2 port=$3
 	mkdir -p "$LT_TMP/ganesha-recovery.$NFS_N"
@@ -219,7 +225,7 @@ nfs_start() {
 		NFS_PORT=$port
 		lt_push_cleanup "_nfs_kill $NFS_PID"
 		for ((i = 0; i < 300; i++)); do
-			if _nfs_listening "$NFS_PID" "$port"; then
+			if _nfs_listening "$NFS_PID" "$port" && _nfs_started; then
 				lt_log "$LT_NFS_SERVER (PID $NFS_PID) serves $dir on 127.0.0.1:$port"
 				return 0
 			fi
