@@ -304,6 +304,10 @@ for k in rdma_conns rdma_read_chunk_bytes rdma_write_chunk_bytes rdma_reply_chun
 	rdma_inline_replies rdma_errors; do
 	r "k_$k" "$(awk -v k="$k" '$1 == k { print $2 }' "$RG_DIR/stats" 2>/dev/null)"
 done
+# the client's soft-RoCE device took the replies: client and server each on
+# their own device, the packets across the veth pair
+r rxe1_rcvd "$(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/rcvd_pkts 2>/dev/null)"
+r v1_rx "$(cat /sys/class/net/v1/statistics/rx_bytes)"
 client
 [ "$RG_PROTO" = rdma ] && hostile
 r lacunad_running "$(kill -0 "$RG_LACUNAD_PID" 2>/dev/null && echo yes || echo no)"
@@ -443,6 +447,10 @@ if [ "$LT_RDMA_PROTO" = rdma ]; then
 		lt_check "kernel client: stats $k > 0 ($(val "k_$k"))" test "$(val "k_$k")" -gt 0
 	done
 	lt_check_eq "kernel client: no RDMA_ERROR sent to it" 0 "$(val k_rdma_errors)"
+	lt_check "kernel client: rxe1 received its packets ($(val rxe1_rcvd))" \
+		test "$(val rxe1_rcvd)" -gt 10000
+	lt_check "kernel client: the data crossed the veth pair ($(val v1_rx) bytes)" \
+		test "$(val v1_rx)" -gt 180000000
 	# what it said about the peers (a bounded excerpt)
 	grep -E 'rdma: connection [0-9]+: ' "$share/lacunad.log" | head -n 30 | sed 's/^/# lacunad: /'
 else

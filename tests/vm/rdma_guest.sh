@@ -5,8 +5,9 @@
 # the world the RPC-over-RDMA tests and benchmarks run in. The host has
 # no RDMA, so here everything runs inside the guest (tests/vm/vm.sh):
 #
-#   veth pair v0 10.77.0.1/24 <-> v1 10.77.0.2/24, soft-RoCE devices
-#   rxe0 on v0 and rxe1 on v1; ext4 (or XFS) on a loop device over a file
+#   veth pair v0 10.77.0.1/24 <-> v1 10.77.0.2/24, routed so that the
+#   traffic between the two addresses crosses the pair, soft-RoCE devices
+#   rxe0 on v0 (the server's) and rxe1 on v1 (the client's); ext4 (or XFS) on a loop device over a file
 #   in the guest's tmpfs, lacunafs over it, lacunad exporting that
 #   lacunafs mount to 10.77.0.0/24 (rw,no_root_squash) on TCP port 2049
 #   and, with --proto rdma, RPC-over-RDMA port 20049.
@@ -72,6 +73,38 @@ _rg_die() {
 	exit 99
 }
 
+# _rg_wire: traffic between the two addresses crosses the veth pair, as
+# between two hosts, instead of the loopback device. Both addresses are
+# local, so by default the kernel would route either way through lo, and
+# rdma_cm would bind client and server to the same soft-RoCE device, whose
+# loopback path hands each packet straight to the receiver. Here the
+# local table is looked up after two rules that send each address's
+# locally made traffic out of the other end of the pair (static
+# neighbours, no ARP), and both ends accept packets from a local source.
+# The client then talks through rxe1 and v1, the server through v0 and
+# rxe0. Prints why it fails.
+_rg_wire() {
+	local c
+	for c in all default v0 v1; do
+		sysctl -qw "net.ipv4.conf.$c.accept_local=1" "net.ipv4.conf.$c.rp_filter=0" ||
+			{ echo "sysctl accept_local/rp_filter on $c failed"; return 1; }
+	done
+	if ! { ip neigh replace "$RG_CLIENT" lladdr "$(cat /sys/class/net/v1/address)" \
+			dev v0 nud permanent &&
+		ip neigh replace "$RG_SERVER" lladdr "$(cat /sys/class/net/v0/address)" \
+			dev v1 nud permanent &&
+		ip route add "$RG_CLIENT" dev v0 src "$RG_SERVER" table 100 &&
+		ip route add "$RG_SERVER" dev v1 src "$RG_CLIENT" table 101 &&
+		ip rule add pref 100 to "$RG_CLIENT" iif lo lookup 100 &&
+		ip rule add pref 101 to "$RG_SERVER" iif lo lookup 101 &&
+		ip rule add pref 1000 lookup local && ip rule del pref 0; }; then
+		echo "routing over the veth pair failed"
+		return 1
+	fi
+	ip route get "$RG_SERVER" | grep -q "dev v1" ||
+		{ echo "$RG_SERVER is not routed through v1: $(ip route get "$RG_SERVER")"; return 1; }
+}
+
 # _rg_rxe: modules, veth pair, soft-RoCE on both ends. Prints why it fails.
 _rg_rxe() {
 	local m
@@ -86,6 +119,7 @@ _rg_rxe() {
 		echo "veth address setup failed"
 		return 1
 	fi
+	_rg_wire || return 1
 	# crc32_generic first: rdma_rxe needs a crc32 the stock kernel only
 	# requests lazily
 	for m in crc32_generic rdma_rxe ib_uverbs rdma_ucm rpcrdma; do
