@@ -135,6 +135,15 @@ ticks() { # ticks PID: utime + stime of PID, in clock ticks
 busy() { # busy: the guest's non-idle CPU time, in clock ticks
 	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
+wire() { # wire: bytes the server's end of the veth pair has sent
+	cat /sys/class/net/v0/statistics/tx_bytes
+}
+# receive processing spread over every vCPU (RPS), as a multi-queue NIC
+# spreads it over a host's cores
+mask=$(printf %x $(((1 << $(nproc)) - 1)))
+for d in v0 v1; do
+	echo "$mask" >"/sys/class/net/$d/queues/rx-0/rps_cpus" || exit 1
+done
 f=$RG_EXPORT/file
 echo "# $(cut -d' ' -f1 /proc/uptime) s: writing ${SIZE} MiB through lacunafs" >&2
 head -c $((SIZE * 1048576)) /dev/urandom >"$f" || exit 1
@@ -157,6 +166,7 @@ for p in $PROTOS; do
 		d0=$(ticks "$RG_LACUNAD_PID")
 		l0=$(ticks "$RG_LACUNAFS_PID")
 		b0=$(busy)
+		w0=$(wire)
 		out=$(dd if="$m/file" of=/dev/null bs=1M iflag=direct 2>&1) || {
 			echo "dd failed: $out" >&2
 			exit 1
@@ -164,11 +174,12 @@ for p in $PROTOS; do
 		d1=$(ticks "$RG_LACUNAD_PID")
 		l1=$(ticks "$RG_LACUNAFS_PID")
 		b1=$(busy)
+		w1=$(wire)
 		# "N bytes (...) copied, S s, R MB/s"
 		bytes=$(echo "$out" | awk '/copied/ { print $1 }')
 		secs=$(echo "$out" | awk -F', ' '/copied/ { split($(NF - 1), a, " "); print a[1] }')
 		echo "run col=$col proto=$p n=$i bytes=$bytes secs=$secs lacunad=$((d1 - d0))" \
-			"lacunafs=$((l1 - l0)) guest=$((b1 - b0))"
+			"lacunafs=$((l1 - l0)) guest=$((b1 - b0)) wire=$((w1 - w0))"
 	done
 	# one more pass, profiled: how much of lacunad's time is soft-RoCE's
 	if command -v perf >/dev/null; then
@@ -216,6 +227,7 @@ function med(s,  a, n, i, j, t) {
 	c = v["col"]
 	if (v["secs"] > 0) rates[c] = rates[c] " " v["bytes"] / v["secs"] / 1e6
 	bytes[c] += v["bytes"]; d[c] += v["lacunad"]; l[c] += v["lacunafs"]; g[c] += v["guest"]
+	w[c] += v["wire"]
 	n[c]++
 }
 END {
@@ -235,6 +247,7 @@ END {
 	}
 	printf "%-26s %12.2f %12.2f %10.2f\n", "lacunafs CPU s/GB", cl[1], cl[2], cl[1] ? cl[2] / cl[1] : 0
 	printf "%-26s %12.2f %12.2f %10.2f\n", "guest CPU s/GB (all)", cg[1], cg[2], cg[1] ? cg[2] / cg[1] : 0
+	printf "%-26s %12.3f %12.3f\n", "veth bytes / bytes read", w[1] / bytes[1], w[2] / bytes[2]
 	printf "%-26s %12d %12d\n", "runs", n[1], n[2]
 }' "$dir/out" || exit 1
 [ -n "$note" ] && echo "NOTE: $note"
