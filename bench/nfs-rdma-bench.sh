@@ -8,7 +8,10 @@
 # needs (qemu-system-x86, busybox-static, cpio, kmod).
 #
 # The host has no RDMA, so it all happens inside one guest, in the world of
-# tests/vm/rdma_guest.sh: soft-RoCE (rdma_rxe) on a veth pair, ext4 on a
+# tests/vm/rdma_guest.sh: soft-RoCE (rdma_rxe) on a veth pair, client
+# and server each on their own end and device, the traffic routed across
+# the pair as between two hosts, receive processing spread over every
+# vCPU (RPS) as a multi-queue NIC spreads it over cores; ext4 on a
 # loop device in the guest's RAM, lacunafs over it, lacunad exporting the
 # lacunafs mount on TCP port 2049 and RDMA port 20049. The guest writes a
 # --size MiB file (default 256) of random bytes through lacunafs and reads
@@ -30,16 +33,18 @@
 #                    for soft-RoCE includes rxe's packet processing and
 #                    CRCs (done in softirq and kernel threads, counted
 #                    for no process)
+#   veth bytes / bytes read   what the server's end of the veth pair
+#                    sent per byte read: the data went across the pair
 #   ratios           rdma / tcp (throughput above 1: RDMA faster;
 #                    CPU below 1: RDMA cheaper)
 #
 #   of which soft-RoCE  the share of lacunad's samples, in one more
 #                    profiled pass (perf record -g on lacunad, when perf
 #                    is installed), whose call chain is inside rxe: the
-#                    soft-RoCE device runs its requester, and over the
-#                    loopback within one guest the client's responder
-#                    too, inside lacunad's ibv_post_send; an RNIC does
-#                    that work in hardware
+#                    soft-RoCE device runs its requester (copy into
+#                    packets, ICRC) inside lacunad's ibv_post_send, and
+#                    the veth hands the packets on from there; an RNIC
+#                    does that work in hardware
 #   ... w/o rxe      lacunad CPU s/GB without that share: the server's
 #                    own code path (for TCP, the share is 0: the kernel's
 #                    TCP send is the server's own work on any hardware)
