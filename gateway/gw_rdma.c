@@ -410,16 +410,6 @@ static void gw_rdma_reap(void)
 	}
 }
 
-static void gw_rdma_flush(void)
-{
-	if (gw_rdma.batch_n) {
-		gw_workers_push(gw_rdma.workers, gw_rdma.batch_head, gw_rdma.batch_tail,
-				gw_rdma.batch_n);
-		gw_rdma.batch_head = gw_rdma.batch_tail = NULL;
-		gw_rdma.batch_n = 0;
-	}
-}
-
 /* ------------------------------------------------------------ start, run */
 
 static int gw_rdma_start(struct gw_srv *s)
@@ -575,7 +565,7 @@ static int gw_rdma_run(struct gw_srv *s)
 			for (c = gw_rdma.conns; c; c = c->next)
 				gw_rconn_close(c, "server stopping");
 		}
-		gw_rdma_flush();
+		gw_workers_push(gw_rdma.workers, &gw_rdma.batch);
 		gw_rdma_reap();
 		if (deadline && (!gw_rdma.conns || time(NULL) >= deadline))
 			break;

@@ -134,8 +134,7 @@ struct gw_rdma_loop {
 	unsigned int nconns;
 	uint64_t next_id;
 	uint32_t rec_max;			 /* bound on a call and on a reply (max_record) */
-	struct gw_work *batch_head, *batch_tail; /* calls for the workers */
-	unsigned int batch_n;
+	struct gw_work_batch batch; /* calls for the workers */
 };
 
 extern struct gw_rdma_loop gw_rdma;

@@ -542,21 +542,9 @@ static void gw_rreq_dispatch(struct gw_rreq *r, size_t len)
 	struct gw_rconn *c = r->c;
 
 	r->st = RQ_WORKER;
-	r->w.next = NULL;
-	r->w.req.conn = &c->info;
-	r->w.req.rec = r->rec;
-	r->w.req.len = len;
-	r->w.req.stream = false;
-	r->w.req.reply_max = gw_rdma.rec_max;
-	r->w.req.carver = NULL;
-	xdr_out_init(&r->w.req.reply, NULL, gw_rdma.rec_max);
+	gw_work_init(&r->w, &c->info, r->rec, len, false, gw_rdma.rec_max);
 	c->at_worker++;
-	if (gw_rdma.batch_tail)
-		gw_rdma.batch_tail->next = &r->w;
-	else
-		gw_rdma.batch_head = &r->w;
-	gw_rdma.batch_tail = &r->w;
-	gw_rdma.batch_n++;
+	gw_work_batch_add(&gw_rdma.batch, &r->w);
 }
 
 static void gw_rreq_fail(struct gw_rreq *r, uint32_t err)

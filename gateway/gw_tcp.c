@@ -254,12 +254,7 @@ static void gw_tcp_flush(void)
 		gw_tcp.br_added = 0;
 	}
 	gw_conn_settle_kicked();
-	if (gw_tcp.batch_n) {
-		gw_workers_push(gw_tcp.workers, gw_tcp.batch_head, gw_tcp.batch_tail,
-				gw_tcp.batch_n);
-		gw_tcp.batch_head = gw_tcp.batch_tail = NULL;
-		gw_tcp.batch_n = 0;
-	}
+	gw_workers_push(gw_tcp.workers, &gw_tcp.batch);
 }
 
 static void gw_tcp_notify(void *arg)

@@ -131,8 +131,7 @@ struct gw_tcp {
 	struct timespec deadline;
 	uint64_t wake_val;
 	struct __kernel_timespec tick;
-	struct gw_work *batch_head, *batch_tail; /* records for the workers */
-	unsigned int batch_n;
+	struct gw_work_batch batch; /* records for the workers */
 	struct chunk_pool *large, *small;
 	size_t large_size, small_size;
 	unsigned int large_recs, large_recs_max; /* large chunks holding records */

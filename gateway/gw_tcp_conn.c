@@ -257,22 +257,10 @@ static int gw_conn_rec_done(struct gw_conn *c)
 	r->rec = c->rec.buf;
 	r->pool = c->rec_pool;
 	r->snext = NULL;
-	r->w.next = NULL;
-	r->w.req.conn = &c->info;
-	r->w.req.rec = c->rec.buf;
-	r->w.req.len = c->rec.len;
-	r->w.req.stream = true;
-	r->w.req.reply_max = c->rec_max;
-	r->w.req.carver = NULL;
-	xdr_out_init(&r->w.req.reply, NULL, c->rec_max);
+	gw_work_init(&r->w, &c->info, c->rec.buf, c->rec.len, true, c->rec_max);
 	rpc_rec_init(&c->rec, NULL, 0);
 	c->nreq++;
-	if (gw_tcp.batch_tail)
-		gw_tcp.batch_tail->next = &r->w;
-	else
-		gw_tcp.batch_head = &r->w;
-	gw_tcp.batch_tail = &r->w;
-	gw_tcp.batch_n++;
+	gw_work_batch_add(&gw_tcp.batch, &r->w);
 	return 0;
 }
 

@@ -188,23 +188,47 @@ out_nomem:
 	return -ENOMEM;
 }
 
-void gw_workers_push(struct gw_workers *w, struct gw_work *head, struct gw_work *tail,
-		     unsigned int n)
+void gw_work_init(struct gw_work *w, const struct gw_conn_info *conn, const void *rec,
+		  size_t len, bool stream, size_t reply_max)
 {
-	if (!n)
+	w->next = NULL;
+	w->req.conn = conn;
+	w->req.rec = rec;
+	w->req.len = len;
+	w->req.stream = stream;
+	w->req.reply_max = reply_max;
+	w->req.carver = NULL;
+	xdr_out_init(&w->req.reply, NULL, reply_max);
+}
+
+void gw_work_batch_add(struct gw_work_batch *b, struct gw_work *w)
+{
+	w->next = NULL;
+	if (b->tail)
+		b->tail->next = w;
+	else
+		b->head = w;
+	b->tail = w;
+	b->n++;
+}
+
+void gw_workers_push(struct gw_workers *w, struct gw_work_batch *b)
+{
+	if (!b->n)
 		return;
-	tail->next = NULL;
 	pthread_mutex_lock(&w->qlock);
 	if (w->tail)
-		w->tail->next = head;
+		w->tail->next = b->head;
 	else
-		w->head = head;
-	w->tail = tail;
-	if (n == 1)
+		w->head = b->head;
+	w->tail = b->tail;
+	if (b->n == 1)
 		pthread_cond_signal(&w->qcond);
 	else
 		pthread_cond_broadcast(&w->qcond);
 	pthread_mutex_unlock(&w->qlock);
+	b->head = b->tail = NULL;
+	b->n = 0;
 }
 
 struct gw_work *gw_workers_done(struct gw_workers *w)

@@ -39,9 +39,25 @@ typedef void gw_workers_notify_fn(void *arg);
  */
 int gw_workers_start(struct gw_workers **out, struct gw_srv *s, unsigned int nthreads,
 		     gw_workers_notify_fn *notify, void *arg);
-/* Queue the @n works of the list @head..@tail (linked through next). */
-void gw_workers_push(struct gw_workers *w, struct gw_work *head, struct gw_work *tail,
-		     unsigned int n);
+/*
+ * Works a transport's loop gathers in one turn and hands to the pool in
+ * one push (one lock, one wake-up).
+ */
+struct gw_work_batch {
+	struct gw_work *head, *tail;
+	unsigned int n;
+};
+
+/*
+ * Make @w a call to process: the record @rec of @len bytes on @conn, a
+ * reply of at most @reply_max bytes (with a record mark when @stream).
+ */
+void gw_work_init(struct gw_work *w, const struct gw_conn_info *conn, const void *rec,
+		  size_t len, bool stream, size_t reply_max);
+/* Add @w to @b. */
+void gw_work_batch_add(struct gw_work_batch *b, struct gw_work *w);
+/* Queue what @b holds on @w's pool, and empty @b. */
+void gw_workers_push(struct gw_workers *w, struct gw_work_batch *b);
 /* Take every finished work, oldest first (NULL: none). */
 struct gw_work *gw_workers_done(struct gw_workers *w);
 /*
