@@ -69,6 +69,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "nfs_client.h"
+#include "rdma_cm.h"
 #include "rpcrdma.h"
 
 #define RDMA_CALLS 8		       /* credits asked for: calls in flight at most */
@@ -487,34 +488,16 @@ static const struct nfsc_xprt_ops rdma_ops = {
 static int cm_expect(struct rdma_xprt *x, enum rdma_cm_event_type want, int ms, uint8_t *priv,
 		     size_t *plen)
 {
-	struct pollfd p = { .fd = x->ec->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type got;
 	int rc, status;
 
-	do
-		rc = poll(&p, 1, ms);
-	while (rc < 0 && errno == EINTR);
-	if (rc < 0)
-		return rdma_fail(x, -errno, "connect to %s: poll: %s", x->where, strerror(errno));
-	if (rc == 0)
-		return rdma_fail(x, -ETIMEDOUT, "connect to %s: no answer in %d s (waiting for %s)",
+	rc = rdma_cm_next(x->ec, ms, want, priv, plen, &got, &status);
+	if (rc == -ETIMEDOUT)
+		return rdma_fail(x, rc, "connect to %s: no answer in %d s (waiting for %s)",
 				 x->where, ms / 1000, rdma_event_str(want));
-	if (rdma_get_cm_event(x->ec, &ev))
-		return rdma_fail(x, -errno, "connect to %s: rdma_get_cm_event: %s", x->where,
-				 strerror(errno));
-	got = ev->event;
-	status = ev->status;
-	if (got == want && priv) {
-		size_t n = ev->param.conn.private_data_len;
-
-		if (n > *plen)
-			n = *plen;
-		if (ev->param.conn.private_data && n)
-			memcpy(priv, ev->param.conn.private_data, n);
-		*plen = ev->param.conn.private_data ? n : 0;
-	}
-	rdma_ack_cm_event(ev);
+	if (rc)
+		return rdma_fail(x, rc, "connect to %s: waiting for %s: %s", x->where,
+				 rdma_event_str(want), strerror(-rc));
 	if (got == want)
 		return 0;
 	switch (got) {

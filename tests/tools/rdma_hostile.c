@@ -67,6 +67,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "../../tools/rdma_cm.h"
 #include "rpcrdma.h"
 #include "xdr.h"
 
@@ -193,28 +194,14 @@ static void peer_close(struct peer *p)
 static int cm_expect(struct peer *p, enum rdma_cm_event_type want, uint8_t *priv, size_t *plen,
 		     char *m)
 {
-	struct pollfd pf = { .fd = p->ec->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type got;
-	int status;
+	int rc, status;
 
-	if (poll(&pf, 1, WAIT_MS) <= 0)
+	rc = rdma_cm_next(p->ec, WAIT_MS, want, priv, plen, &got, &status);
+	if (rc == -ETIMEDOUT)
 		return msgf(m, "no %s in %d s", rdma_event_str(want), WAIT_MS / 1000);
-	if (rdma_get_cm_event(p->ec, &ev))
-		return msgf(m, "rdma_get_cm_event: %s", strerror(errno));
-	got = ev->event;
-	status = ev->status;
-	if (got == want && priv) {
-		size_t n = ev->param.conn.private_data_len;
-
-		if (!ev->param.conn.private_data)
-			n = 0;
-		if (n > *plen)
-			n = *plen;
-		memcpy(priv, ev->param.conn.private_data, n);
-		*plen = n;
-	}
-	rdma_ack_cm_event(ev);
+	if (rc)
+		return msgf(m, "waiting for %s: %s", rdma_event_str(want), strerror(-rc));
 	if (got == want)
 		return 0;
 	if (got == RDMA_CM_EVENT_REJECTED) {
