@@ -78,6 +78,14 @@ static void wchunk(struct wb *w, uint32_t n, uint32_t length)
 		wseg(w, 0x2000 + i, length, 0x10000ull * i);
 }
 
+/* the read list ends; no write list, no reply chunk */
+static void wend(struct wb *w)
+{
+	w32(w, 0);
+	w32(w, 0);
+	w32(w, 0);
+}
+
 static int dec(const struct wb *w, struct rpcrdma_hdr *h)
 {
 	return rpcrdma_dec_hdr(w->b, w->n, h);
@@ -110,9 +118,7 @@ static void test_dec_plain(void **state)
 
 	(void)state;
 	wfixed(&w, 7, 1, 128, RDMA_NOMSG);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	w32(&w, 0xdeadbeef); /* RPC message: not part of the header */
 	assert_int_equal(dec(&w, &h), 0);
 	assert_int_equal(h.xid, 7);
@@ -294,33 +300,25 @@ static void test_dec_positions(void **state)
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
 	wread(&w, 8, 10);
 	wread(&w, 4, 10);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	assert_int_equal(dec(&w, &h), -EINVAL);
 	/* back to an earlier position after another one */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
 	wread(&w, 0, 10);
 	wread(&w, 8, 10);
 	wread(&w, 0, 10);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	assert_int_equal(dec(&w, &h), -EINVAL);
 	/* not multiples of 4 */
 	for (p = 1; p < 4; p++) {
 		wfixed(&w, 1, 1, 1, RDMA_MSG);
 		wread(&w, p, 10);
-		w32(&w, 0);
-		w32(&w, 0);
-		w32(&w, 0);
+		wend(&w);
 		assert_int_equal(dec(&w, &h), -EINVAL);
 		wfixed(&w, 1, 1, 1, RDMA_MSG);
 		wread(&w, 0, 10);
 		wread(&w, 12 + p, 10);
-		w32(&w, 0);
-		w32(&w, 0);
-		w32(&w, 0);
+		wend(&w);
 		assert_int_equal(dec(&w, &h), -EINVAL);
 	}
 	/* non-decreasing, a gap in the positions, a large aligned one */
@@ -330,9 +328,7 @@ static void test_dec_positions(void **state)
 	wread(&w, 4, 10);
 	wread(&w, 1000, 10);
 	wread(&w, 0xfffffffc, 10);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	assert_int_equal(dec(&w, &h), 0);
 	assert_int_equal(h.nread_chunks, 3);
 	assert_int_equal(h.read[0].nsegs, 3);
@@ -350,16 +346,12 @@ static void test_dec_zero_length(void **state)
 	(void)state;
 	wfixed(&w, 1, 1, 1, RDMA_NOMSG);
 	wread(&w, 0, 0);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	assert_int_equal(dec(&w, &h), -EINVAL);
 	wfixed(&w, 1, 1, 1, RDMA_NOMSG);
 	wread(&w, 0, 10);
 	wread(&w, 0, 0);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	assert_int_equal(dec(&w, &h), -EINVAL);
 	/*
 	 * Write and reply segments may be zero-length: a reply echoes them
@@ -402,18 +394,14 @@ static void test_dec_totals(void **state)
 	wread(&w, 0, 0xfffffffe);
 	wread(&w, 0, 1);
 	wread(&w, 4, 0xffffffff);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	assert_int_equal(dec(&w, &h), 0);
 	assert_true(h.read[0].length == 0xffffffffull);
 	assert_true(h.read[1].length == 0xffffffffull);
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
 	wread(&w, 0, 0xffffffff);
 	wread(&w, 0, 1);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	assert_int_equal(dec(&w, &h), -EINVAL);
 	/* write chunk */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
@@ -581,9 +569,7 @@ static void test_limit_write(void **state)
 	w32(&w, 1);
 	w32(&w, 2);
 	wseg(&w, 1, 1, 1);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	wend(&w);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
 }
 
