@@ -307,15 +307,15 @@ static int gw_rreq_send_error(struct gw_rreq *r)
 	return 0;
 }
 
-/* Total of the DDP items sent through write chunks, with their pads. */
-static size_t gw_ddp_cut(const struct xdr_out *out, unsigned int nd)
+/*
+ * Gap @i (0..@nd) of @out around its first @nd DDP items, which go
+ * through write chunks: bytes [*from, *to), what stays in the reply.
+ */
+static void gw_ddp_gap(const struct xdr_out *out, unsigned int nd, unsigned int i, size_t *from,
+		       size_t *to)
 {
-	size_t cut = 0;
-	unsigned int i;
-
-	for (i = 0; i < nd; i++)
-		cut += XDR_ALIGN(out->ddp[i].len);
-	return cut;
+	*from = i ? out->ddp[i - 1].off + XDR_ALIGN(out->ddp[i - 1].len) : 0;
+	*to = i < nd ? out->ddp[i].off : out->len;
 }
 
 /*
@@ -331,7 +331,7 @@ static int gw_rreq_send_reply(struct gw_rreq *r)
 	uint64_t written[RPCRDMA_WRITE_CHUNKS_MAX] = { 0 };
 	uint64_t roff, rwritten = 0;
 	unsigned int i, nd;
-	size_t pos, rlen, n;
+	size_t pos, end, rlen, n;
 	uint8_t *sb = gw_rreq_sbuf(r);
 	int hl, ret;
 
@@ -350,7 +350,11 @@ static int gw_rreq_send_reply(struct gw_rreq *r)
 			return ret;
 		written[i] = roff;
 	}
-	rlen = out->len - gw_ddp_cut(out, nd);
+	rlen = 0;
+	for (i = 0; i <= nd; i++) {
+		gw_ddp_gap(out, nd, i, &pos, &end);
+		rlen += end - pos;
+	}
 
 	hl = rpcrdma_enc_reply_hdr(sb, c->send_size, h->xid, c->credits, RDMA_MSG, h->segs,
 				   h->write, h->nwrite, written, h->has_reply ? &h->reply : NULL,
@@ -359,27 +363,19 @@ static int gw_rreq_send_reply(struct gw_rreq *r)
 		return hl;
 	if ((size_t)hl + rlen <= c->send_size) {
 		/* inline: the reply without the DDP items' bytes and pads */
-		pos = 0;
 		n = (size_t)hl;
 		for (i = 0; i <= nd; i++) {
-			size_t end = i < nd ? out->ddp[i].off : out->len;
-
+			gw_ddp_gap(out, nd, i, &pos, &end);
 			n += xdr_out_copy(out, pos, sb + n, end - pos);
-			if (i < nd)
-				pos = out->ddp[i].off + XDR_ALIGN(out->ddp[i].len);
 		}
 	} else if (h->has_reply && rlen <= h->reply.length) {
-		pos = 0;
 		roff = 0;
 		for (i = 0; i <= nd; i++) {
-			size_t end = i < nd ? out->ddp[i].off : out->len;
-
+			gw_ddp_gap(out, nd, i, &pos, &end);
 			ret = gw_chain_write(c, out, pos, end - pos, &h->segs[h->reply.first],
 					     h->reply.nsegs, &roff);
 			if (ret)
 				return ret;
-			if (i < nd)
-				pos = out->ddp[i].off + XDR_ALIGN(out->ddp[i].len);
 		}
 		rwritten = roff;
 		hl = rpcrdma_enc_reply_hdr(sb, c->send_size, h->xid, c->credits, RDMA_NOMSG,
@@ -487,6 +483,15 @@ static int gw_rreq_try(struct gw_rreq *r)
 	}
 }
 
+/* @r could not be posted: its connection is beyond saving. */
+static void gw_rreq_post_failed(struct gw_rconn *c, struct gw_rreq *r)
+{
+	if (r->st == RQ_WAIT_SEND)
+		xdr_out_release(&r->w.req.reply);
+	gw_rreq_put(r);
+	gw_rconn_close(c, "cannot post work requests");
+}
+
 /* Run @r now when nothing waits before it and there is room, else queue it. */
 static void gw_rreq_start(struct gw_rreq *r)
 {
@@ -504,12 +509,8 @@ static void gw_rreq_start(struct gw_rreq *r)
 		c->wait_tail = r;
 		return;
 	}
-	if (ret) {
-		if (r->st == RQ_WAIT_SEND)
-			xdr_out_release(&r->w.req.reply);
-		gw_rreq_put(r);
-		gw_rconn_close(c, "cannot post work requests");
-	}
+	if (ret)
+		gw_rreq_post_failed(c, r);
 }
 
 static void gw_rconn_kick(struct gw_rconn *c)
@@ -526,10 +527,7 @@ static void gw_rconn_kick(struct gw_rconn *c)
 			c->wait_tail = NULL;
 		r->next = NULL;
 		if (ret) {
-			if (r->st == RQ_WAIT_SEND)
-				xdr_out_release(&r->w.req.reply);
-			gw_rreq_put(r);
-			gw_rconn_close(c, "cannot post work requests");
+			gw_rreq_post_failed(c, r);
 			return;
 		}
 	}
