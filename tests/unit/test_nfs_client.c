@@ -87,6 +87,14 @@ static int decode(const struct buf *b, size_t len, uint64_t off, uint32_t count,
 				  sizeof(r->err));
 }
 
+/* a READ_PLUS result from its start: eof, then @nsegs segments to follow */
+static void rp_start(struct buf *b, bool eof, uint32_t nsegs)
+{
+	b->len = 0;
+	u32(b, eof);
+	u32(b, nsegs);
+}
+
 /* The reply decodes to an error @rc whose message holds @what. */
 static void refused(const struct buf *b, uint64_t off, uint32_t count, int rc, const char *what)
 {
@@ -105,8 +113,7 @@ static void test_rp_well_formed(void **state)
 
 	(void)state;
 	/* asked [8192, 8192 + 65536): a hole from 0, 5 bytes of data, a hole past the range */
-	u32(&b, 0); /* eof false */
-	u32(&b, 3);
+	rp_start(&b, false, 3);
 	hole(&b, 0, 10000);
 	data(&b, 10000, 5);
 	hole(&b, 10005, 1 << 20);
@@ -126,9 +133,7 @@ static void test_rp_well_formed(void **state)
 	assert_int_equal(r.seg[2].length, 1 << 20);
 
 	/* data filling the request exactly, at end of file */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 1);
-	u32(&b, 2);
+	rp_start(&b, true, 2);
 	data(&b, 4096, 100);
 	data(&b, 4196, 28);
 	assert_int_equal(decode(&b, b.len, 4096, 128, &r), 0);
@@ -137,17 +142,13 @@ static void test_rp_well_formed(void **state)
 	assert_int_equal(r.seg[1].data[0], (uint8_t)4196);
 
 	/* at or past end of file: eof, no segments */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 1);
-	u32(&b, 0);
+	rp_start(&b, true, 0);
 	assert_int_equal(decode(&b, b.len, 1 << 30, 4096, &r), 0);
 	assert_true(r.eof);
 	assert_int_equal(r.n, 0);
 
 	/* a short reply: less than asked, eof false, is fine */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 1);
+	rp_start(&b, false, 1);
 	data(&b, 0, 7);
 	assert_int_equal(decode(&b, b.len, 0, 1 << 20, &r), 0);
 	assert_int_equal(r.n, 1);
@@ -161,8 +162,7 @@ static void test_rp_truncated(void **state)
 	size_t len;
 
 	(void)state;
-	u32(&b, 1);
-	u32(&b, 4);
+	rp_start(&b, true, 4);
 	hole(&b, 0, 4096);
 	data(&b, 4096, 3); /* odd: a pad follows */
 	hole(&b, 4099, 1000);
@@ -195,31 +195,24 @@ static void test_rp_counts(void **state)
 
 	(void)state;
 	/* CAP segments: the limit itself is fine */
-	u32(&b, 0);
-	u32(&b, CAP);
+	rp_start(&b, false, CAP);
 	for (i = 0; i < CAP; i++)
 		hole(&b, (uint64_t)i * 10, 10);
 	assert_int_equal(decode(&b, b.len, 0, CAP * 10, &r), 0);
 	assert_int_equal(r.n, CAP);
 
 	/* one past it */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, CAP + 1);
+	rp_start(&b, false, CAP + 1);
 	for (i = 0; i < CAP + 1; i++)
 		hole(&b, (uint64_t)i * 10, 10);
 	refused(&b, 0, 1000, -E2BIG, "more than the 8");
 
 	/* a huge count with nothing behind it */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 0xffffffffU);
+	rp_start(&b, false, 0xffffffffU);
 	refused(&b, 0, 1000, -E2BIG, "4294967295 segments");
 
 	/* within the limit, but more than the bytes left can hold */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 3);
+	rp_start(&b, false, 3);
 	hole(&b, 0, 10);
 	refused(&b, 0, 1000, -EBADMSG, "cannot fit");
 }
@@ -229,32 +222,25 @@ static void test_rp_overlap_gap(void **state)
 	struct buf b = { 0 };
 
 	(void)state;
-	u32(&b, 0);
-	u32(&b, 2);
+	rp_start(&b, false, 2);
 	data(&b, 0, 8);
 	hole(&b, 4, 100); /* starts inside the data */
 	refused(&b, 0, 4096, -EPROTO, "overlaps the previous one, which ends at 8");
 
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 3);
+	rp_start(&b, false, 3);
 	hole(&b, 0, 4096);
 	data(&b, 4096, 4);
 	data(&b, 4104, 4); /* 4 bytes missing */
 	refused(&b, 0, 8192, -EPROTO, "gap after the previous one, which ends at 4100");
 
 	/* the same hole twice */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 2);
+	rp_start(&b, false, 2);
 	hole(&b, 0, 4096);
 	hole(&b, 0, 4096);
 	refused(&b, 0, 8192, -EPROTO, "overlaps");
 
 	/* going backwards */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 2);
+	rp_start(&b, false, 2);
 	data(&b, 4096, 4);
 	data(&b, 0, 4);
 	refused(&b, 4096, 8192, -EPROTO, "overlaps");
@@ -266,43 +252,32 @@ static void test_rp_range(void **state)
 
 	(void)state;
 	/* the first segment starts after the offset asked */
-	u32(&b, 0);
-	u32(&b, 1);
+	rp_start(&b, false, 1);
 	data(&b, 4100, 4);
 	refused(&b, 4096, 4096, -EPROTO, "starts after the offset asked");
 
 	/* data may not start before the offset asked (a hole may) */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 1);
+	rp_start(&b, false, 1);
 	data(&b, 4092, 8);
 	refused(&b, 4096, 4096, -EPROTO, "before the offset asked");
 
 	/* a hole that ends before the offset asked */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 2);
+	rp_start(&b, false, 2);
 	hole(&b, 0, 4096);
 	data(&b, 4096, 4);
 	refused(&b, 8192, 4096, -EPROTO, "ends before the offset asked");
 
 	/* more data than asked, in one segment and over two */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 1);
+	rp_start(&b, false, 1);
 	data(&b, 0, 12);
 	refused(&b, 0, 8, -EPROTO, "more than the 8 asked");
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 2);
+	rp_start(&b, false, 2);
 	data(&b, 0, 8);
 	data(&b, 8, 8);
 	refused(&b, 0, 12, -EPROTO, "runs past the range asked, which ends at 12");
 
 	/* a segment starting at the end of the range */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 2);
+	rp_start(&b, false, 2);
 	data(&b, 0, 8);
 	hole(&b, 8, 100);
 	refused(&b, 0, 8, -EPROTO, "starts past the range asked");
@@ -313,36 +288,27 @@ static void test_rp_bad_segments(void **state)
 	struct buf b = { 0 };
 
 	(void)state;
-	u32(&b, 0);
-	u32(&b, 1);
+	rp_start(&b, false, 1);
 	u32(&b, 7); /* content type 7 */
 	u64(&b, 0);
 	u64(&b, 0);
 	refused(&b, 0, 4096, -EPROTO, "content type 7");
 
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 2);
+	rp_start(&b, false, 2);
 	hole(&b, 0, 0);
 	data(&b, 0, 4);
 	refused(&b, 0, 4096, -EPROTO, "is empty");
 
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 1);
+	rp_start(&b, false, 1);
 	data(&b, 0, 0);
 	refused(&b, 0, 4096, -EPROTO, "is empty");
 
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 1);
+	rp_start(&b, false, 1);
 	hole(&b, 4096, UINT64_MAX - 100);
 	refused(&b, 4096, 4096, -EPROTO, "past 2^64");
 
 	/* an opaque length past the end of the reply */
-	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u32(&b, 1);
+	rp_start(&b, false, 1);
 	u32(&b, NFSC_CONTENT_DATA);
 	u64(&b, 0);
 	u32(&b, 4000);
