@@ -26,53 +26,27 @@
 #include <cmocka.h>
 
 #include "../../gateway/nfs4_attr.h"
+#include "lt_wire.h"
 
 /* ---------------------------------------------------------------- building input */
 
-struct wire {
-	uint8_t b[16384];
-	size_t n;
-};
-
-static void put32(struct wire *w, uint32_t v)
+static void putstr(struct lt_wire *w, const char *s)
 {
-	assert_true(w->n + 4 <= sizeof(w->b));
-	xdr_put_u32(w->b + w->n, v);
-	w->n += 4;
-}
-
-static void put64(struct wire *w, uint64_t v)
-{
-	put32(w, (uint32_t)(v >> 32));
-	put32(w, (uint32_t)v);
-}
-
-static void putopaque(struct wire *w, const void *p, uint32_t len)
-{
-	put32(w, len);
-	assert_true(w->n + XDR_ALIGN(len) <= sizeof(w->b));
-	memcpy(w->b + w->n, p, len);
-	memset(w->b + w->n + len, 0, XDR_PAD(len));
-	w->n += XDR_ALIGN(len);
-}
-
-static void putstr(struct wire *w, const char *s)
-{
-	putopaque(w, s, (uint32_t)strlen(s));
+	lt_putopaque(w, s, (uint32_t)strlen(s));
 }
 
 /* a fattr4: bitmap of @nw words, then @vals as the opaque */
-static void putfattr(struct wire *w, const uint32_t *bm, uint32_t nw, const struct wire *vals)
+static void putfattr(struct lt_wire *w, const uint32_t *bm, uint32_t nw, const struct lt_wire *vals)
 {
 	uint32_t i;
 
-	put32(w, nw);
+	lt_put32(w, nw);
 	for (i = 0; i < nw; i++)
-		put32(w, bm[i]);
-	putopaque(w, vals->b, (uint32_t)vals->n);
+		lt_put32(w, bm[i]);
+	lt_putopaque(w, vals->b, (uint32_t)vals->n);
 }
 
-static uint32_t dec_sattr_buf(const struct wire *w, size_t len, struct nfs4_sattr *sa, size_t *pos)
+static uint32_t dec_sattr_buf(const struct lt_wire *w, size_t len, struct nfs4_sattr *sa, size_t *pos)
 {
 	struct xdr_in x;
 	uint32_t st;
@@ -139,21 +113,21 @@ static void test_owner_parse(void **state)
 #define BM1(a) (1U << ((a)-32))
 
 /* every settable attribute, valid */
-static void full_set(struct wire *w, size_t *vals_len)
+static void full_set(struct lt_wire *w, size_t *vals_len)
 {
-	struct wire v = { .n = 0 };
+	struct lt_wire v = { .n = 0 };
 	uint32_t bm[2] = { 1U << FATTR4_SIZE,
 			   BM1(FATTR4_MODE) | BM1(FATTR4_OWNER) | BM1(FATTR4_OWNER_GROUP) |
 				   BM1(FATTR4_TIME_ACCESS_SET) | BM1(FATTR4_TIME_MODIFY_SET) };
 
-	put64(&v, 123456789012ULL); /* size */
-	put32(&v, 0104755);	    /* mode, with a type bit to be dropped */
+	lt_put64(&v, 123456789012ULL); /* size */
+	lt_put32(&v, 0104755);	    /* mode, with a type bit to be dropped */
 	putstr(&v, "1000");
 	putstr(&v, "100@example.org");
-	put32(&v, SET_TO_SERVER_TIME4);
-	put32(&v, SET_TO_CLIENT_TIME4);
-	put64(&v, (uint64_t)-5); /* before 1970 */
-	put32(&v, 999999999);
+	lt_put32(&v, SET_TO_SERVER_TIME4);
+	lt_put32(&v, SET_TO_CLIENT_TIME4);
+	lt_put64(&v, (uint64_t)-5); /* before 1970 */
+	lt_put32(&v, 999999999);
 	w->n = 0;
 	putfattr(w, bm, 2, &v);
 	if (vals_len)
@@ -163,7 +137,7 @@ static void full_set(struct wire *w, size_t *vals_len)
 static void test_dec_sattr_ok(void **state)
 {
 	struct nfs4_sattr sa;
-	struct wire w;
+	struct lt_wire w;
 	size_t pos;
 
 	(void)state;
@@ -184,14 +158,14 @@ static void test_dec_sattr_ok(void **state)
 
 	/* an empty set is fine; so are trailing words of zero in the bitmap */
 	{
-		struct wire e = { .n = 0 }, v = { .n = 0 };
+		struct lt_wire e = { .n = 0 }, v = { .n = 0 };
 		uint32_t bm[8] = { 0 };
 
 		putfattr(&e, bm, 8, &v);
 		assert_int_equal(dec_sattr_buf(&e, e.n, &sa, &pos), NFS4_OK);
 		assert_int_equal(pos, e.n);
 		bm[1] = BM1(FATTR4_MODE);
-		put32(&v, 0644);
+		lt_put32(&v, 0644);
 		e.n = 0;
 		putfattr(&e, bm, 8, &v);
 		assert_int_equal(dec_sattr_buf(&e, e.n, &sa, &pos), NFS4_OK);
@@ -199,11 +173,11 @@ static void test_dec_sattr_ok(void **state)
 	}
 }
 
-static uint32_t dec_one(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t nw, const struct wire *v)
+static uint32_t dec_one(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t nw, const struct lt_wire *v)
 {
 	uint32_t bm[3] = { w0, w1, w2 };
 	struct nfs4_sattr sa;
-	struct wire w = { .n = 0 };
+	struct lt_wire w = { .n = 0 };
 	size_t pos;
 	uint32_t st;
 
@@ -216,11 +190,11 @@ static uint32_t dec_one(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t nw, cons
 
 static void test_dec_sattr_notsupp(void **state)
 {
-	struct wire v = { .n = 0 };
+	struct lt_wire v = { .n = 0 };
 	uint32_t i;
 
 	(void)state;
-	put32(&v, 0);
+	lt_put32(&v, 0);
 	/* not supported: ACL, archive, hidden, system, time_backup, time_create... */
 	assert_int_equal(dec_one(1U << FATTR4_ACL, 0, 0, 1, &v), NFS4ERR_ATTRNOTSUPP);
 	assert_int_equal(dec_one(1U << FATTR4_ARCHIVE, 0, 0, 1, &v), NFS4ERR_ATTRNOTSUPP);
@@ -236,7 +210,7 @@ static void test_dec_sattr_notsupp(void **state)
 	/* bits in words this server does not know */
 	for (i = 3; i < NFS4_BITMAP_WIRE_MAX; i++) {
 		uint32_t bm[NFS4_BITMAP_WIRE_MAX] = { 0 };
-		struct wire w = { .n = 0 };
+		struct lt_wire w = { .n = 0 };
 		struct nfs4_sattr sa;
 
 		bm[i] = 1;
@@ -265,11 +239,11 @@ static void test_dec_sattr_readonly(void **state)
 		FATTR4_SUPPATTR_EXCLCREAT,
 		FATTR4_FS_LAYOUT_TYPES,
 	};
-	struct wire v = { .n = 0 };
+	struct lt_wire v = { .n = 0 };
 	size_t i;
 
 	(void)state;
-	put64(&v, 0);
+	lt_put64(&v, 0);
 	for (i = 0; i < sizeof(ro) / sizeof(ro[0]); i++) {
 		uint32_t bm[3] = { 0 };
 
@@ -283,7 +257,7 @@ static void test_dec_sattr_readonly(void **state)
 
 static void test_dec_sattr_truncated(void **state)
 {
-	struct wire w, v;
+	struct lt_wire w, v;
 	struct nfs4_sattr sa;
 	size_t len, vals_len, cut;
 	uint32_t bm[2];
@@ -308,56 +282,56 @@ static void test_dec_sattr_truncated(void **state)
 	memset(&v, 0, sizeof(v));
 	memcpy(v.b, w.b + 16, vals_len);
 	v.n = vals_len;
-	put32(&v, 0);
+	lt_put32(&v, 0);
 	assert_int_equal(dec_one(bm[0], bm[1], 0, 2, &v), NFS4ERR_BADXDR);
 	/* an odd length: one stray byte */
 	v.n = vals_len + 1;
 	assert_int_equal(dec_one(bm[0], bm[1], 0, 2, &v), NFS4ERR_BADXDR);
 	/* values but no attribute */
 	memset(&v, 0, sizeof(v));
-	put32(&v, 0644);
+	lt_put32(&v, 0644);
 	assert_int_equal(dec_one(0, 0, 0, 0, &v), NFS4ERR_BADXDR);
 }
 
 static void test_dec_sattr_bounds(void **state)
 {
 	struct nfs4_sattr sa;
-	struct wire w = { .n = 0 };
+	struct lt_wire w = { .n = 0 };
 
 	(void)state;
 	/* more bitmap words than accepted */
-	put32(&w, NFS4_BITMAP_WIRE_MAX + 1);
+	lt_put32(&w, NFS4_BITMAP_WIRE_MAX + 1);
 	for (int i = 0; i < NFS4_BITMAP_WIRE_MAX + 1; i++)
-		put32(&w, 0);
-	put32(&w, 0);
+		lt_put32(&w, 0);
+	lt_put32(&w, 0);
 	assert_int_equal(dec_sattr_buf(&w, w.n, &sa, NULL), NFS4ERR_BADXDR);
 	/* a huge bitmap count */
 	w.n = 0;
-	put32(&w, 0xffffffff);
-	put32(&w, 0);
+	lt_put32(&w, 0xffffffff);
+	lt_put32(&w, 0);
 	assert_int_equal(dec_sattr_buf(&w, w.n, &sa, NULL), NFS4ERR_BADXDR);
 	/* attr_vals past NFS4_ATTRLIST_MAX, even if the bytes are there */
 	w.n = 0;
-	put32(&w, 2);
-	put32(&w, 0);
-	put32(&w, BM1(FATTR4_MODE));
-	put32(&w, NFS4_ATTRLIST_MAX + 4);
+	lt_put32(&w, 2);
+	lt_put32(&w, 0);
+	lt_put32(&w, BM1(FATTR4_MODE));
+	lt_put32(&w, NFS4_ATTRLIST_MAX + 4);
 	memset(w.b + w.n, 0, NFS4_ATTRLIST_MAX + 4);
 	w.n += NFS4_ATTRLIST_MAX + 4;
 	assert_int_equal(dec_sattr_buf(&w, w.n, &sa, NULL), NFS4ERR_BADXDR);
 	/* an opaque length past the record */
 	w.n = 0;
-	put32(&w, 2);
-	put32(&w, 0);
-	put32(&w, BM1(FATTR4_MODE));
-	put32(&w, 0xfffffffc);
-	put32(&w, 0644);
+	lt_put32(&w, 2);
+	lt_put32(&w, 0);
+	lt_put32(&w, BM1(FATTR4_MODE));
+	lt_put32(&w, 0xfffffffc);
+	lt_put32(&w, 0644);
 	assert_int_equal(dec_sattr_buf(&w, w.n, &sa, NULL), NFS4ERR_BADXDR);
 }
 
 static void test_dec_sattr_values(void **state)
 {
-	struct wire v;
+	struct lt_wire v;
 
 	(void)state;
 	/* owners */
@@ -373,22 +347,22 @@ static void test_dec_sattr_values(void **state)
 	assert_int_equal(dec_one(0, BM1(FATTR4_OWNER), 0, 2, &v), NFS4ERR_BADOWNER);
 	/* a string whose length runs past the values */
 	v.n = 0;
-	put32(&v, 100);
-	put32(&v, 0x31303030);
+	lt_put32(&v, 100);
+	lt_put32(&v, 0x31303030);
 	assert_int_equal(dec_one(0, BM1(FATTR4_OWNER), 0, 2, &v), NFS4ERR_BADXDR);
 	/* times */
 	v.n = 0;
-	put32(&v, SET_TO_CLIENT_TIME4);
-	put64(&v, 1);
-	put32(&v, 1000000000);
+	lt_put32(&v, SET_TO_CLIENT_TIME4);
+	lt_put64(&v, 1);
+	lt_put32(&v, 1000000000);
 	assert_int_equal(dec_one(0, BM1(FATTR4_TIME_MODIFY_SET), 0, 2, &v), NFS4ERR_INVAL);
 	v.n = 0;
-	put32(&v, 2); /* no such time_how4 */
+	lt_put32(&v, 2); /* no such time_how4 */
 	assert_int_equal(dec_one(0, BM1(FATTR4_TIME_ACCESS_SET), 0, 2, &v), NFS4ERR_BADXDR);
 	v.n = 0;
-	put32(&v, SET_TO_SERVER_TIME4);
-	put64(&v, 1); /* server time has no value: these are left over */
-	put32(&v, 0);
+	lt_put32(&v, SET_TO_SERVER_TIME4);
+	lt_put64(&v, 1); /* server time has no value: these are left over */
+	lt_put32(&v, 0);
 	assert_int_equal(dec_one(0, BM1(FATTR4_TIME_ACCESS_SET), 0, 2, &v), NFS4ERR_BADXDR);
 }
 
@@ -1008,7 +982,7 @@ static void test_apply(void **state)
 
 /* ---------------------------------------------------------------- VERIFY */
 
-static uint32_t compare(struct fx *f, struct gw_obj *o, const struct wire *w, bool *same)
+static uint32_t compare(struct fx *f, struct gw_obj *o, const struct lt_wire *w, bool *same)
 {
 	struct xdr_in x;
 	size_t before = xdr_out_len(&f->out);
@@ -1026,7 +1000,7 @@ static void test_compare(void **state)
 	struct fx *f = *state;
 	struct gw_obj o;
 	struct stat st;
-	struct wire w, v;
+	struct lt_wire w, v;
 	uint32_t bm[3];
 	bool same;
 	size_t n;
@@ -1040,31 +1014,31 @@ static void test_compare(void **state)
 	bm[0] = 1U << FATTR4_SIZE;
 	bm[1] = BM1(FATTR4_MODE);
 	v.n = 0;
-	put64(&v, 777);
-	put32(&v, 0644);
+	lt_put64(&v, 777);
+	lt_put32(&v, 0644);
 	w.n = 0;
 	putfattr(&w, bm, 2, &v);
 	assert_int_equal(compare(f, &o, &w, &same), NFS4_OK);
 	assert_true(same);
 	/* a different size */
 	v.n = 0;
-	put64(&v, 778);
-	put32(&v, 0644);
+	lt_put64(&v, 778);
+	lt_put32(&v, 0644);
 	w.n = 0;
 	putfattr(&w, bm, 2, &v);
 	assert_int_equal(compare(f, &o, &w, &same), NFS4_OK);
 	assert_false(same);
 	/* a value missing, or one too many */
 	v.n = 0;
-	put64(&v, 777);
+	lt_put64(&v, 777);
 	w.n = 0;
 	putfattr(&w, bm, 2, &v);
 	assert_int_equal(compare(f, &o, &w, &same), NFS4_OK);
 	assert_false(same);
 	v.n = 0;
-	put64(&v, 777);
-	put32(&v, 0644);
-	put32(&v, 0);
+	lt_put64(&v, 777);
+	lt_put32(&v, 0644);
+	lt_put32(&v, 0);
 	w.n = 0;
 	putfattr(&w, bm, 2, &v);
 	assert_int_equal(compare(f, &o, &w, &same), NFS4_OK);
@@ -1073,7 +1047,7 @@ static void test_compare(void **state)
 	bm[0] = 1U << FATTR4_FILEID;
 	bm[1] = BM1(FATTR4_OWNER);
 	v.n = 0;
-	put64(&v, st.st_ino);
+	lt_put64(&v, st.st_ino);
 	{
 		char s[16];
 
@@ -1089,7 +1063,7 @@ static void test_compare(void **state)
 	bm[0] = 1U << FATTR4_RDATTR_ERROR;
 	bm[1] = 0;
 	v.n = 0;
-	put32(&v, 0);
+	lt_put32(&v, 0);
 	w.n = 0;
 	putfattr(&w, bm, 1, &v);
 	assert_int_equal(compare(f, &o, &w, &same), NFS4ERR_INVAL);
@@ -1112,11 +1086,11 @@ static void test_compare(void **state)
 	f->c.minor = 2;
 	bm[0] = 1U << FATTR4_SIZE;
 	v.n = 0;
-	put64(&v, 777);
+	lt_put64(&v, 777);
 	w.n = 0;
 	putfattr(&w, bm, 1, &v);
 	for (n = 0; n < w.n; n++) {
-		struct wire t = w;
+		struct lt_wire t = w;
 
 		t.n = n;
 		assert_int_equal(compare(f, &o, &t, &same), NFS4ERR_BADXDR);

@@ -24,50 +24,31 @@
 #include <cmocka.h>
 
 #include "../../tools/nfs_client.h"
+#include "lt_wire.h"
 #include "rpcrdma.h"
 
-#define BUF_MAX 4096
 #define CAP 8
 
-/* A reply being built, big-endian as on the wire. */
-struct buf {
-	uint8_t b[BUF_MAX];
-	size_t len;
-};
-
-static void u32(struct buf *b, uint32_t v)
+static void hole(struct lt_wire *b, uint64_t off, uint64_t len)
 {
-	assert_true(b->len + 4 <= BUF_MAX);
-	xdr_put_u32(b->b + b->len, v);
-	b->len += 4;
-}
-
-static void u64(struct buf *b, uint64_t v)
-{
-	u32(b, (uint32_t)(v >> 32));
-	u32(b, (uint32_t)v);
-}
-
-static void hole(struct buf *b, uint64_t off, uint64_t len)
-{
-	u32(b, NFSC_CONTENT_HOLE);
-	u64(b, off);
-	u64(b, len);
+	lt_put32(b, NFSC_CONTENT_HOLE);
+	lt_put64(b, off);
+	lt_put64(b, len);
 }
 
 /* a data segment of @len bytes, each (offset + i) & 0xff, then its pad */
-static void data(struct buf *b, uint64_t off, uint32_t len)
+static void data(struct lt_wire *b, uint64_t off, uint32_t len)
 {
 	uint32_t i;
 
-	u32(b, NFSC_CONTENT_DATA);
-	u64(b, off);
-	u32(b, len);
-	assert_true(b->len + XDR_ALIGN(len) <= BUF_MAX);
+	lt_put32(b, NFSC_CONTENT_DATA);
+	lt_put64(b, off);
+	lt_put32(b, len);
+	assert_true(b->n + XDR_ALIGN(len) <= LT_WIRE_MAX);
 	for (i = 0; i < len; i++)
-		b->b[b->len++] = (uint8_t)(off + i);
+		b->b[b->n++] = (uint8_t)(off + i);
 	for (i = 0; i < XDR_PAD(len); i++)
-		b->b[b->len++] = 0;
+		b->b[b->n++] = 0;
 }
 
 struct res {
@@ -77,7 +58,7 @@ struct res {
 	char err[NFSC_ERR_MAX];
 };
 
-static int decode(const struct buf *b, size_t len, uint64_t off, uint32_t count, struct res *r)
+static int decode(const struct lt_wire *b, size_t len, uint64_t off, uint32_t count, struct res *r)
 {
 	struct xdr_in x;
 
@@ -88,26 +69,26 @@ static int decode(const struct buf *b, size_t len, uint64_t off, uint32_t count,
 }
 
 /* a READ_PLUS result from its start: eof, then @nsegs segments to follow */
-static void rp_start(struct buf *b, bool eof, uint32_t nsegs)
+static void rp_start(struct lt_wire *b, bool eof, uint32_t nsegs)
 {
-	b->len = 0;
-	u32(b, eof);
-	u32(b, nsegs);
+	b->n = 0;
+	lt_put32(b, eof);
+	lt_put32(b, nsegs);
 }
 
 /* The reply decodes to an error @rc whose message holds @what. */
-static void refused(const struct buf *b, uint64_t off, uint32_t count, int rc, const char *what)
+static void refused(const struct lt_wire *b, uint64_t off, uint32_t count, int rc, const char *what)
 {
 	struct res r;
 
-	assert_int_equal(decode(b, b->len, off, count, &r), rc);
+	assert_int_equal(decode(b, b->n, off, count, &r), rc);
 	assert_non_null(strstr(r.err, what));
 	assert_int_equal(r.n, 0);
 }
 
 static void test_rp_well_formed(void **state)
 {
-	struct buf b = { 0 };
+	struct lt_wire b = { 0 };
 	struct res r;
 	uint32_t i;
 
@@ -117,7 +98,7 @@ static void test_rp_well_formed(void **state)
 	hole(&b, 0, 10000);
 	data(&b, 10000, 5);
 	hole(&b, 10005, 1 << 20);
-	assert_int_equal(decode(&b, b.len, 8192, 65536, &r), 0);
+	assert_int_equal(decode(&b, b.n, 8192, 65536, &r), 0);
 	assert_false(r.eof);
 	assert_int_equal(r.n, 3);
 	assert_int_equal(r.seg[0].kind, NFSC_CONTENT_HOLE);
@@ -136,28 +117,28 @@ static void test_rp_well_formed(void **state)
 	rp_start(&b, true, 2);
 	data(&b, 4096, 100);
 	data(&b, 4196, 28);
-	assert_int_equal(decode(&b, b.len, 4096, 128, &r), 0);
+	assert_int_equal(decode(&b, b.n, 4096, 128, &r), 0);
 	assert_true(r.eof);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.seg[1].data[0], (uint8_t)4196);
 
 	/* at or past end of file: eof, no segments */
 	rp_start(&b, true, 0);
-	assert_int_equal(decode(&b, b.len, 1 << 30, 4096, &r), 0);
+	assert_int_equal(decode(&b, b.n, 1 << 30, 4096, &r), 0);
 	assert_true(r.eof);
 	assert_int_equal(r.n, 0);
 
 	/* a short reply: less than asked, eof false, is fine */
 	rp_start(&b, false, 1);
 	data(&b, 0, 7);
-	assert_int_equal(decode(&b, b.len, 0, 1 << 20, &r), 0);
+	assert_int_equal(decode(&b, b.n, 0, 1 << 20, &r), 0);
 	assert_int_equal(r.n, 1);
 }
 
 /* Every prefix of a well-formed reply is truncated: -EBADMSG, never a crash. */
 static void test_rp_truncated(void **state)
 {
-	struct buf b = { 0 };
+	struct lt_wire b = { 0 };
 	struct res r;
 	size_t len;
 
@@ -167,8 +148,8 @@ static void test_rp_truncated(void **state)
 	data(&b, 4096, 3); /* odd: a pad follows */
 	hole(&b, 4099, 1000);
 	data(&b, 5099, 6);
-	assert_int_equal(decode(&b, b.len, 0, 8192, &r), 0);
-	for (len = 0; len < b.len; len++) {
+	assert_int_equal(decode(&b, b.n, 0, 8192, &r), 0);
+	for (len = 0; len < b.n; len++) {
 		/* a copy of exactly len bytes, so ASan sees a read past it */
 		uint8_t *p = malloc(len ? len : 1);
 		struct xdr_in x;
@@ -189,7 +170,7 @@ static void test_rp_truncated(void **state)
 
 static void test_rp_counts(void **state)
 {
-	struct buf b = { 0 };
+	struct lt_wire b = { 0 };
 	struct res r;
 	uint32_t i;
 
@@ -198,7 +179,7 @@ static void test_rp_counts(void **state)
 	rp_start(&b, false, CAP);
 	for (i = 0; i < CAP; i++)
 		hole(&b, (uint64_t)i * 10, 10);
-	assert_int_equal(decode(&b, b.len, 0, CAP * 10, &r), 0);
+	assert_int_equal(decode(&b, b.n, 0, CAP * 10, &r), 0);
 	assert_int_equal(r.n, CAP);
 
 	/* one past it */
@@ -219,7 +200,7 @@ static void test_rp_counts(void **state)
 
 static void test_rp_overlap_gap(void **state)
 {
-	struct buf b = { 0 };
+	struct lt_wire b = { 0 };
 
 	(void)state;
 	rp_start(&b, false, 2);
@@ -248,7 +229,7 @@ static void test_rp_overlap_gap(void **state)
 
 static void test_rp_range(void **state)
 {
-	struct buf b = { 0 };
+	struct lt_wire b = { 0 };
 
 	(void)state;
 	/* the first segment starts after the offset asked */
@@ -285,13 +266,13 @@ static void test_rp_range(void **state)
 
 static void test_rp_bad_segments(void **state)
 {
-	struct buf b = { 0 };
+	struct lt_wire b = { 0 };
 
 	(void)state;
 	rp_start(&b, false, 1);
-	u32(&b, 7); /* content type 7 */
-	u64(&b, 0);
-	u64(&b, 0);
+	lt_put32(&b, 7); /* content type 7 */
+	lt_put64(&b, 0);
+	lt_put64(&b, 0);
 	refused(&b, 0, 4096, -EPROTO, "content type 7");
 
 	rp_start(&b, false, 2);
@@ -309,16 +290,16 @@ static void test_rp_bad_segments(void **state)
 
 	/* an opaque length past the end of the reply */
 	rp_start(&b, false, 1);
-	u32(&b, NFSC_CONTENT_DATA);
-	u64(&b, 0);
-	u32(&b, 4000);
-	u32(&b, 0);
+	lt_put32(&b, NFSC_CONTENT_DATA);
+	lt_put64(&b, 0);
+	lt_put32(&b, 4000);
+	lt_put32(&b, 0);
 	refused(&b, 0, 4096, -EBADMSG, "truncated in the 4000 bytes");
 }
 
 static void test_read_seek(void **state)
 {
-	struct buf b = { 0 };
+	struct lt_wire b = { 0 };
 	struct nfsc_seg s;
 	struct xdr_in x;
 	uint64_t off;
@@ -327,11 +308,11 @@ static void test_read_seek(void **state)
 	char err[NFSC_ERR_MAX];
 
 	(void)state;
-	u32(&b, 1);
-	u32(&b, 5);
-	memcpy(b.b + b.len, "hello\0\0\0", 8);
-	b.len += 8;
-	xdr_in_init(&x, b.b, b.len);
+	lt_put32(&b, 1);
+	lt_put32(&b, 5);
+	memcpy(b.b + b.n, "hello\0\0\0", 8);
+	b.n += 8;
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_read(&x, 100, 4096, &s, &n, &eof, err, sizeof(err)), 0);
 	assert_int_equal(n, 1);
 	assert_true(eof);
@@ -339,46 +320,46 @@ static void test_read_seek(void **state)
 	assert_int_equal(s.length, 5);
 	assert_memory_equal(s.data, "hello", 5);
 	/* more than asked */
-	xdr_in_init(&x, b.b, b.len);
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_read(&x, 100, 4, &s, &n, &eof, err, sizeof(err)), -EPROTO);
 	/* truncated in the data or its pad */
-	xdr_in_init(&x, b.b, b.len - 1);
+	xdr_in_init(&x, b.b, b.n - 1);
 	assert_int_equal(nfsc_dec_read(&x, 100, 4096, &s, &n, &eof, err, sizeof(err)), -EBADMSG);
 	/* empty, at eof */
 	memset(&b, 0, sizeof(b));
-	u32(&b, 1);
-	u32(&b, 0);
-	xdr_in_init(&x, b.b, b.len);
+	lt_put32(&b, 1);
+	lt_put32(&b, 0);
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_read(&x, 100, 4096, &s, &n, &eof, err, sizeof(err)), 0);
 	assert_int_equal(n, 0);
 
 	memset(&b, 0, sizeof(b));
-	u32(&b, 0);
-	u64(&b, 123456789);
-	xdr_in_init(&x, b.b, b.len);
+	lt_put32(&b, 0);
+	lt_put64(&b, 123456789);
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_seek(&x, &eof, &off, err, sizeof(err)), 0);
 	assert_false(eof);
 	assert_int_equal(off, 123456789);
-	xdr_in_init(&x, b.b, b.len - 1);
+	xdr_in_init(&x, b.b, b.n - 1);
 	assert_int_equal(nfsc_dec_seek(&x, &eof, &off, err, sizeof(err)), -EBADMSG);
 }
 
 static void test_rpc_reply(void **state)
 {
-	struct buf b = { 0 };
+	struct lt_wire b = { 0 };
 	struct xdr_in x;
 	uint32_t xid;
 	char err[NFSC_ERR_MAX];
 
 	(void)state;
-	u32(&b, 0x1234);
-	u32(&b, 1); /* REPLY */
-	u32(&b, 0); /* accepted */
-	u32(&b, 0); /* verifier AUTH_NONE, empty */
-	u32(&b, 0);
-	u32(&b, 0); /* SUCCESS */
-	u32(&b, 77);
-	xdr_in_init(&x, b.b, b.len);
+	lt_put32(&b, 0x1234);
+	lt_put32(&b, 1); /* REPLY */
+	lt_put32(&b, 0); /* accepted */
+	lt_put32(&b, 0); /* verifier AUTH_NONE, empty */
+	lt_put32(&b, 0);
+	lt_put32(&b, 0); /* SUCCESS */
+	lt_put32(&b, 77);
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_rpc_reply(&x, &xid, err, sizeof(err)), 0);
 	assert_int_equal(xid, 0x1234);
 	assert_int_equal(xdr_in_left(&x), 4);
@@ -386,35 +367,35 @@ static void test_rpc_reply(void **state)
 	assert_int_equal(nfsc_dec_rpc_reply(&x, &xid, err, sizeof(err)), -EBADMSG);
 
 	/* PROG_MISMATCH 2..3 */
-	b.len = 20;
-	u32(&b, 2);
-	u32(&b, 2);
-	u32(&b, 3);
-	xdr_in_init(&x, b.b, b.len);
+	b.n = 20;
+	lt_put32(&b, 2);
+	lt_put32(&b, 2);
+	lt_put32(&b, 3);
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_rpc_reply(&x, &xid, err, sizeof(err)), -EPROTO);
 	assert_non_null(strstr(err, "versions 2 to 3"));
 
 	/* denied: AUTH_ERROR AUTH_TOOWEAK */
-	b.len = 8;
-	u32(&b, 1);
-	u32(&b, 1);
-	u32(&b, 5);
-	xdr_in_init(&x, b.b, b.len);
+	b.n = 8;
+	lt_put32(&b, 1);
+	lt_put32(&b, 1);
+	lt_put32(&b, 5);
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_rpc_reply(&x, &xid, err, sizeof(err)), -EPROTO);
 	assert_non_null(strstr(err, "AUTH_TOOWEAK"));
 
 	/* a CALL, not a reply */
 	xdr_put_u32(b.b + 4, 0);
-	xdr_in_init(&x, b.b, b.len);
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_rpc_reply(&x, &xid, err, sizeof(err)), -EPROTO);
 
 	/* a verifier body longer than the record */
 	xdr_put_u32(b.b + 4, 1);
-	b.len = 8;
-	u32(&b, 0);
-	u32(&b, 1);
-	u32(&b, 300);
-	xdr_in_init(&x, b.b, b.len);
+	b.n = 8;
+	lt_put32(&b, 0);
+	lt_put32(&b, 1);
+	lt_put32(&b, 300);
+	xdr_in_init(&x, b.b, b.n);
 	assert_int_equal(nfsc_dec_rpc_reply(&x, &xid, err, sizeof(err)), -EBADMSG);
 }
 
@@ -495,36 +476,37 @@ static void test_url(void **state)
 /* Random bytes, and random changes to a good reply: any answer but a crash. */
 static void test_random(void **state)
 {
-	struct buf good = { 0 };
+	struct lt_wire good = { 0 };
 	unsigned int seed = 12345, i, j;
 	struct res r;
 
 	(void)state;
-	u32(&good, 0);
-	u32(&good, 3);
+	lt_put32(&good, 0);
+	lt_put32(&good, 3);
 	hole(&good, 0, 4096);
 	data(&good, 4096, 13);
 	hole(&good, 4109, 99999);
 	for (i = 0; i < 20000; i++) {
-		struct buf b;
+		struct lt_wire b;
 		size_t len;
 		uint8_t *p;
 		struct xdr_in x;
 		int rc;
 
 		if (i % 2) {
-			b.len = (size_t)rand_r(&seed) % 200;
-			for (j = 0; j < b.len; j++)
+			b.n = (size_t)rand_r(&seed) % 200;
+			for (j = 0; j < b.n; j++)
 				b.b[j] = (uint8_t)rand_r(&seed);
-			if (b.len >= 8 && (i % 4) == 1)
+			if (b.n >= 8 && (i % 4) == 1)
 				xdr_put_u32(b.b + 4, (uint32_t)rand_r(&seed) % 12);
 		} else {
-			b = good;
+			b.n = good.n;
+			memcpy(b.b, good.b, good.n);
 			for (j = 0; j < 1 + (unsigned int)rand_r(&seed) % 4; j++)
-				b.b[(size_t)rand_r(&seed) % b.len] ^=
+				b.b[(size_t)rand_r(&seed) % b.n] ^=
 					(uint8_t)(1 + rand_r(&seed) % 255);
 		}
-		len = b.len;
+		len = b.n;
 		p = malloc(len ? len : 1);
 		assert_non_null(p);
 		memcpy(p, b.b, len);

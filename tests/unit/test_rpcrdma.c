@@ -21,91 +21,74 @@
 
 #include <cmocka.h>
 
+#include "lt_wire.h"
 #include "rpcrdma.h"
 #include "xdr.h"
 
 /* ---------------------------------------------------------------- wire builder */
 
-struct wb {
-	uint8_t b[8192];
-	size_t n;
-};
-
-static void w32(struct wb *w, uint32_t v)
-{
-	assert_true(w->n + 4 <= sizeof(w->b));
-	xdr_put_u32(w->b + w->n, v);
-	w->n += 4;
-}
-
-static void w64(struct wb *w, uint64_t v)
-{
-	w32(w, (uint32_t)(v >> 32));
-	w32(w, (uint32_t)v);
-}
-
-static void wfixed(struct wb *w, uint32_t xid, uint32_t vers, uint32_t credits, uint32_t proc)
+static void wfixed(struct lt_wire *w, uint32_t xid, uint32_t vers, uint32_t credits, uint32_t proc)
 {
 	w->n = 0;
-	w32(w, xid);
-	w32(w, vers);
-	w32(w, credits);
-	w32(w, proc);
+	lt_put32(w, xid);
+	lt_put32(w, vers);
+	lt_put32(w, credits);
+	lt_put32(w, proc);
 }
 
-static void wseg(struct wb *w, uint32_t handle, uint32_t length, uint64_t offset)
+static void wseg(struct lt_wire *w, uint32_t handle, uint32_t length, uint64_t offset)
 {
-	w32(w, handle);
-	w32(w, length);
-	w64(w, offset);
+	lt_put32(w, handle);
+	lt_put32(w, length);
+	lt_put64(w, offset);
 }
 
 /* one entry of the read list */
-static void wread(struct wb *w, uint32_t position, uint32_t length)
+static void wread(struct lt_wire *w, uint32_t position, uint32_t length)
 {
-	w32(w, 1);
-	w32(w, position);
+	lt_put32(w, 1);
+	lt_put32(w, position);
 	wseg(w, 0x1000 + position, length, 0x7f0000000000ull + position);
 }
 
 /* a counted array of @n segments of @length bytes each (after the list's 1 or the reply's bool) */
-static void wchunk(struct wb *w, uint32_t n, uint32_t length)
+static void wchunk(struct lt_wire *w, uint32_t n, uint32_t length)
 {
 	uint32_t i;
 
-	w32(w, n);
+	lt_put32(w, n);
 	for (i = 0; i < n; i++)
 		wseg(w, 0x2000 + i, length, 0x10000ull * i);
 }
 
 /* the read list ends; no write list, no reply chunk */
-static void wend(struct wb *w)
+static void wend(struct lt_wire *w)
 {
-	w32(w, 0);
-	w32(w, 0);
-	w32(w, 0);
+	lt_put32(w, 0);
+	lt_put32(w, 0);
+	lt_put32(w, 0);
 }
 
-static int dec(const struct wb *w, struct rpcrdma_hdr *h)
+static int dec(const struct lt_wire *w, struct rpcrdma_hdr *h)
 {
 	return rpcrdma_dec_hdr(w->b, w->n, h);
 }
 
 /* a header with every list used: 3 read chunks, 2 write chunks, a reply chunk */
-static void wfull(struct wb *w)
+static void wfull(struct lt_wire *w)
 {
 	wfixed(w, 0xabcd0001, 1, 32, RDMA_MSG);
 	wread(w, 0, 100);
 	wread(w, 0, 200);
 	wread(w, 8, 4096);
 	wread(w, 16, 1);
-	w32(w, 0);
-	w32(w, 1);
+	lt_put32(w, 0);
+	lt_put32(w, 1);
 	wchunk(w, 2, 512);
-	w32(w, 1);
+	lt_put32(w, 1);
 	wchunk(w, 1, 8192);
-	w32(w, 0);
-	w32(w, 1);
+	lt_put32(w, 0);
+	lt_put32(w, 1);
 	wchunk(w, 3, 1024);
 }
 
@@ -114,12 +97,12 @@ static void wfull(struct wb *w)
 static void test_dec_plain(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 
 	(void)state;
 	wfixed(&w, 7, 1, 128, RDMA_NOMSG);
 	wend(&w);
-	w32(&w, 0xdeadbeef); /* RPC message: not part of the header */
+	lt_put32(&w, 0xdeadbeef); /* RPC message: not part of the header */
 	assert_int_equal(dec(&w, &h), 0);
 	assert_int_equal(h.xid, 7);
 	assert_int_equal(h.vers, 1);
@@ -136,7 +119,7 @@ static void test_dec_plain(void **state)
 static void test_dec_full(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 
 	(void)state;
 	wfull(&w);
@@ -180,7 +163,7 @@ static void test_dec_full(void **state)
 static void test_dec_truncated(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 	size_t full, len;
 
 	(void)state;
@@ -209,13 +192,13 @@ static void test_dec_version(void **state)
 {
 	static const uint32_t bad[] = { 0, 2, 0x01000000, 0xffffffff };
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		wfixed(&w, 0x55, bad[i], 3, RDMA_MSG);
-		w32(&w, 9); /* garbage where the lists would be: not looked at */
+		lt_put32(&w, 9); /* garbage where the lists would be: not looked at */
 		assert_int_equal(dec(&w, &h), -EPROTONOSUPPORT);
 		assert_int_equal(h.xid, 0x55);
 		assert_int_equal(h.vers, bad[i]);
@@ -230,17 +213,17 @@ static void test_dec_proc(void **state)
 {
 	static const uint32_t bad[] = { RDMA_MSGP, RDMA_DONE, 5, 0xffffffff };
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		wfixed(&w, 0x66, 1, 3, bad[i]);
-		w32(&w, 0);
-		w32(&w, 0);
-		w32(&w, 0);
-		w32(&w, 0);
-		w32(&w, 0);
+		lt_put32(&w, 0);
+		lt_put32(&w, 0);
+		lt_put32(&w, 0);
+		lt_put32(&w, 0);
+		lt_put32(&w, 0);
 		assert_int_equal(dec(&w, &h), -EBADMSG);
 		assert_int_equal(h.xid, 0x66);
 		assert_int_equal(h.proc, bad[i]);
@@ -250,41 +233,41 @@ static void test_dec_proc(void **state)
 static void test_dec_bad_bool(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 
 	(void)state;
 	/* read list */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 2);
-	w32(&w, 0);
-	w32(&w, 0);
+	lt_put32(&w, 2);
+	lt_put32(&w, 0);
+	lt_put32(&w, 0);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
 	/* read list, after an entry */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
 	wread(&w, 0, 10);
-	w32(&w, 0x80000000);
-	w32(&w, 0);
-	w32(&w, 0);
+	lt_put32(&w, 0x80000000);
+	lt_put32(&w, 0);
+	lt_put32(&w, 0);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
 	/* write list */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 3);
-	w32(&w, 0);
+	lt_put32(&w, 0);
+	lt_put32(&w, 3);
+	lt_put32(&w, 0);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
 	/* write list, after a chunk */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 1);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
 	wchunk(&w, 1, 10);
-	w32(&w, 0xffffffff);
-	w32(&w, 0);
+	lt_put32(&w, 0xffffffff);
+	lt_put32(&w, 0);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
 	/* reply chunk */
 	wfixed(&w, 1, 1, 1, RDMA_NOMSG);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 2);
+	lt_put32(&w, 0);
+	lt_put32(&w, 0);
+	lt_put32(&w, 2);
 	wchunk(&w, 0, 0);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
 }
@@ -292,7 +275,7 @@ static void test_dec_bad_bool(void **state)
 static void test_dec_positions(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 	uint32_t p;
 
 	(void)state;
@@ -341,7 +324,7 @@ static void test_dec_positions(void **state)
 static void test_dec_zero_length(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 
 	(void)state;
 	wfixed(&w, 1, 1, 1, RDMA_NOMSG);
@@ -358,22 +341,22 @@ static void test_dec_zero_length(void **state)
 	 * with the bytes written, 0 for one not reached.
 	 */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 1);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
 	wchunk(&w, 2, 0);
-	w32(&w, 0);
-	w32(&w, 1);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
 	wchunk(&w, 1, 0);
 	assert_int_equal(dec(&w, &h), 0);
 	assert_int_equal(h.write[0].length, 0);
 	assert_int_equal(h.reply.length, 0);
 	/* and a chunk may have no segments */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 1);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
 	wchunk(&w, 0, 0);
-	w32(&w, 0);
-	w32(&w, 1);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
 	wchunk(&w, 0, 0);
 	assert_int_equal(dec(&w, &h), 0);
 	assert_int_equal(h.nwrite, 1);
@@ -386,7 +369,7 @@ static void test_dec_zero_length(void **state)
 static void test_dec_totals(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 
 	(void)state;
 	/* read chunk: at UINT32_MAX, then one past */
@@ -405,30 +388,30 @@ static void test_dec_totals(void **state)
 	assert_int_equal(dec(&w, &h), -EINVAL);
 	/* write chunk */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 1);
-	w32(&w, 2);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
+	lt_put32(&w, 2);
 	wseg(&w, 1, 0xfffffff0, 0);
 	wseg(&w, 2, 0x0f, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	lt_put32(&w, 0);
+	lt_put32(&w, 0);
 	assert_int_equal(dec(&w, &h), 0);
 	assert_true(h.write[0].length == 0xffffffffull);
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 1);
-	w32(&w, 2);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
+	lt_put32(&w, 2);
 	wseg(&w, 1, 0xfffffff0, 0);
 	wseg(&w, 2, 0x10, 0);
-	w32(&w, 0);
-	w32(&w, 0);
+	lt_put32(&w, 0);
+	lt_put32(&w, 0);
 	assert_int_equal(dec(&w, &h), -EINVAL);
 	/* reply chunk */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 0);
-	w32(&w, 1);
-	w32(&w, 3);
+	lt_put32(&w, 0);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
+	lt_put32(&w, 3);
 	wseg(&w, 1, 0x80000000, 0);
 	wseg(&w, 2, 0x7fffffff, 0);
 	wseg(&w, 3, 1, 0);
@@ -440,22 +423,22 @@ static void test_dec_totals(void **state)
 }
 
 /* a read list of @nseg segments over @npos positions (8, 16, ...) */
-static void wreads(struct wb *w, unsigned int nseg, unsigned int npos)
+static void wreads(struct lt_wire *w, unsigned int nseg, unsigned int npos)
 {
 	unsigned int i;
 
 	wfixed(w, 1, 1, 1, RDMA_MSG);
 	for (i = 0; i < nseg; i++)
 		wread(w, 8 * (1 + i * npos / nseg), 10);
-	w32(w, 0);
-	w32(w, 0);
-	w32(w, 0);
+	lt_put32(w, 0);
+	lt_put32(w, 0);
+	lt_put32(w, 0);
 }
 
 static void test_limit_read(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 
 	(void)state;
 	wreads(&w, RPCRDMA_READ_SEGS_MAX - 1, 4);
@@ -470,7 +453,7 @@ static void test_limit_read(void **state)
 	/* past the maximum is refused even when the entry is cut short */
 	wreads(&w, RPCRDMA_READ_SEGS_MAX, 2);
 	w.n -= 12;
-	w32(&w, 1);
+	lt_put32(&w, 1);
 	assert_int_equal(dec(&w, &h), -E2BIG);
 
 	wreads(&w, RPCRDMA_READ_CHUNKS_MAX - 1, RPCRDMA_READ_CHUNKS_MAX - 1);
@@ -486,21 +469,21 @@ static void test_limit_read(void **state)
 }
 
 /* a write list of @nchunks chunks of @nseg segments, and a reply chunk of @nreply (-1: none) */
-static void wwrites(struct wb *w, unsigned int nchunks, uint32_t nseg, int nreply)
+static void wwrites(struct lt_wire *w, unsigned int nchunks, uint32_t nseg, int nreply)
 {
 	unsigned int i;
 
 	wfixed(w, 1, 1, 1, RDMA_MSG);
-	w32(w, 0);
+	lt_put32(w, 0);
 	for (i = 0; i < nchunks; i++) {
-		w32(w, 1);
+		lt_put32(w, 1);
 		wchunk(w, nseg, 4096);
 	}
-	w32(w, 0);
+	lt_put32(w, 0);
 	if (nreply < 0) {
-		w32(w, 0);
+		lt_put32(w, 0);
 	} else {
-		w32(w, 1);
+		lt_put32(w, 1);
 		wchunk(w, (uint32_t)nreply, 4096);
 	}
 }
@@ -508,7 +491,7 @@ static void wwrites(struct wb *w, unsigned int nchunks, uint32_t nseg, int nrepl
 static void test_limit_write(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 
 	(void)state;
 	wwrites(&w, RPCRDMA_WRITE_CHUNKS_MAX - 1, 1, -1);
@@ -559,15 +542,15 @@ static void test_limit_write(void **state)
 
 	/* a huge count is refused before anything is read */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 1);
-	w32(&w, 0xffffffff);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
+	lt_put32(&w, 0xffffffff);
 	assert_int_equal(dec(&w, &h), -E2BIG);
 	/* a count within the limits that the bytes left cannot hold */
 	wfixed(&w, 1, 1, 1, RDMA_MSG);
-	w32(&w, 0);
-	w32(&w, 1);
-	w32(&w, 2);
+	lt_put32(&w, 0);
+	lt_put32(&w, 1);
+	lt_put32(&w, 2);
 	wseg(&w, 1, 1, 1);
 	wend(&w);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
@@ -576,14 +559,14 @@ static void test_limit_write(void **state)
 static void test_dec_error(void **state)
 {
 	struct rpcrdma_hdr h;
-	struct wb w;
+	struct lt_wire w;
 	size_t len;
 
 	(void)state;
 	wfixed(&w, 9, 1, 0, RDMA_ERROR);
-	w32(&w, ERR_VERS);
-	w32(&w, 1);
-	w32(&w, 3);
+	lt_put32(&w, ERR_VERS);
+	lt_put32(&w, 1);
+	lt_put32(&w, 3);
 	assert_int_equal(dec(&w, &h), 0);
 	assert_int_equal(h.proc, RDMA_ERROR);
 	assert_int_equal(h.err, ERR_VERS);
@@ -596,18 +579,18 @@ static void test_dec_error(void **state)
 		assert_int_equal(h.proc, RDMA_ERROR);
 	}
 	wfixed(&w, 9, 1, 0, RDMA_ERROR);
-	w32(&w, ERR_CHUNK);
-	w32(&w, 0x77); /* not part of the header */
+	lt_put32(&w, ERR_CHUNK);
+	lt_put32(&w, 0x77); /* not part of the header */
 	assert_int_equal(dec(&w, &h), 0);
 	assert_int_equal(h.err, ERR_CHUNK);
 	assert_int_equal(h.vers_low, 0);
 	assert_int_equal(h.hdr_len, 20);
 	wfixed(&w, 9, 1, 0, RDMA_ERROR);
-	w32(&w, 3);
+	lt_put32(&w, 3);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
 	assert_int_equal(h.err, 3);
 	wfixed(&w, 9, 1, 0, RDMA_ERROR);
-	w32(&w, 0);
+	lt_put32(&w, 0);
 	assert_int_equal(dec(&w, &h), -EBADMSG);
 }
 
@@ -718,7 +701,7 @@ static void test_enc_call_roundtrip_full(void **state)
 	uint32_t rpos[RPCRDMA_READ_SEGS_MAX];
 	struct rpcrdma_hdr h, h2;
 	uint8_t buf[8192];
-	struct wb w;
+	struct lt_wire w;
 	unsigned int i, j;
 	int n;
 
