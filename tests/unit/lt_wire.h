@@ -32,20 +32,14 @@ static inline void lt_put64(struct lt_wire *w, uint64_t v)
 	lt_put32(w, (uint32_t)v);
 }
 
-/* @len bytes of @p, then the pad */
-static inline void lt_putbytes(struct lt_wire *w, const void *p, uint32_t len)
-{
-	assert_true(w->n + XDR_ALIGN(len) <= sizeof(w->b));
-	memcpy(w->b + w->n, p, len);
-	memset(w->b + w->n + len, 0, XDR_PAD(len));
-	w->n += XDR_ALIGN(len);
-}
-
 /* an opaque<>: its length, its bytes, its pad */
 static inline void lt_putopaque(struct lt_wire *w, const void *p, uint32_t len)
 {
 	lt_put32(w, len);
-	lt_putbytes(w, p, len);
+	assert_true(w->n + XDR_ALIGN(len) <= sizeof(w->b));
+	memcpy(w->b + w->n, p, len);
+	memset(w->b + w->n + len, 0, XDR_PAD(len));
+	w->n += XDR_ALIGN(len);
 }
 
 #endif
