@@ -548,19 +548,15 @@ int xdr_enc_opaque_ref(struct xdr_out *out, const void *p, uint32_t len)
 
 int xdr_enc_opaque_ddp(struct xdr_out *out, const void *p, uint32_t len)
 {
-	size_t off;
+	size_t off = out->len + XDR_UNIT; /* past the length word */
+	int err = xdr_enc_opaque_ref(out, p, len);
 
-	if (xdr_enc_u32(out, len))
-		return out->err;
-	off = out->len;
-	if (xdr_out_ref(out, p, len))
-		return out->err;
-	if (out->nddp < XDR_OUT_DDP_MAX) {
+	if (!err && out->nddp < XDR_OUT_DDP_MAX) {
 		out->ddp[out->nddp].off = off;
 		out->ddp[out->nddp].len = len;
 		out->nddp++;
 	}
-	return 0;
+	return err;
 }
 
 int xdr_enc_string(struct xdr_out *out, const char *s, uint32_t len, uint32_t max)
