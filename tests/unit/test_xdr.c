@@ -628,6 +628,44 @@ static void test_enc_truncate(void **state)
 	assert_int_equal(out->nseg, 0);
 }
 
+/* DDP-eligible opaques: the same bytes as by reference, their places marked. */
+static void test_enc_ddp(void **state)
+{
+	struct fx *f = *state;
+	struct xdr_out *out = &f->out;
+	static uint8_t ext[301];
+	struct xdr_pos pos;
+	unsigned int i;
+
+	memset(ext, 0x5a, sizeof(ext));
+	assert_int_equal(xdr_enc_u32(out, 7), 0);
+	assert_int_equal(xdr_enc_opaque_ddp(out, ext, sizeof(ext)), 0);
+	/* 4 (the u32) + 4 (the length word): the item starts at 8, without its pad */
+	assert_int_equal(out->nddp, 1);
+	assert_int_equal(out->ddp[0].off, 8);
+	assert_int_equal(out->ddp[0].len, 301);
+	assert_int_equal(xdr_out_len(out), 8 + 304);
+	assert_ptr_equal(out->seg[1].iov_base, ext);
+	/* a truncation before an item drops its mark; after it keeps it */
+	xdr_out_getpos(out, &pos);
+	assert_int_equal(xdr_enc_opaque_ddp(out, ext, 10), 0);
+	assert_int_equal(out->nddp, 2);
+	assert_int_equal(out->ddp[1].off, 8 + 304 + 4);
+	xdr_out_truncate(out, &pos);
+	assert_int_equal(out->nddp, 1);
+	/* an item that does not fit: an error, and no mark for it */
+	out->max = xdr_out_len(out) + 8;
+	assert_int_equal(xdr_enc_opaque_ddp(out, ext, 100), -EMSGSIZE);
+	assert_int_equal(out->nddp, 1);
+	xdr_out_truncate(out, &pos);
+	out->max = SIZE_MAX;
+	/* past XDR_OUT_DDP_MAX items, the rest is encoded but not marked */
+	for (i = 0; i < XDR_OUT_DDP_MAX + 2; i++)
+		assert_int_equal(xdr_enc_opaque_ddp(out, ext, 4), 0);
+	assert_int_equal(out->nddp, XDR_OUT_DDP_MAX);
+	assert_int_equal(xdr_out_len(out), 8 + 304 + (XDR_OUT_DDP_MAX + 2) * 8);
+}
+
 /* Replies share the carver's chunk, which lives until the last is released. */
 static void test_carver_sharing(void **state)
 {
@@ -736,6 +774,7 @@ int main(void)
 		T(test_enc_max),
 		T(test_enc_marks),
 		T(test_enc_truncate),
+		T(test_enc_ddp),
 		T(test_carver_sharing),
 		T(test_enc_segs_local),
 		T(test_carver_owner_cap),
