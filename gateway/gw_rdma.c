@@ -279,14 +279,10 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 
 out_drop:
 	rdma_reject(id, NULL, 0);
-	gw_rconn_teardown(c);
-	if (c->dev && !--c->dev->nconns)
-		c->dev->idle_since = time(NULL);
-	gw_rconn_unlink(c);
-	gw_stat_add(&gw_rdma.srv->stats.conns_open, -1);
+	c->id = NULL; /* the caller destroys the id */
+	id->context = NULL;
 	gw_stat_add(&gw_rdma.srv->stats.conns_dropped, 1);
-	free(c);
-	id->context = NULL; /* the caller destroys the id */
+	gw_rconn_free(c);
 	return;
 out_reject:
 	rdma_reject(id, NULL, 0);
