@@ -133,29 +133,6 @@ static int rdma_check(const char *name)
 #endif
 }
 
-/*
- * Take --rdma out of argv (before any "--"), for the option parser
- * nfs-map shares with `lacuna map`. Returns the new argc.
- */
-static int take_rdma(int argc, char **argv, bool *rdma)
-{
-	int i, j;
-
-	for (i = j = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			while (i < argc)
-				argv[j++] = argv[i++];
-			break;
-		}
-		if (i > 0 && !strcmp(argv[i], "--rdma"))
-			*rdma = true;
-		else
-			argv[j++] = argv[i];
-	}
-	argv[j] = NULL;
-	return j;
-}
-
 /* CLOSE, end of session; the exit status @rc or 1 if they fail. */
 static int nfs_finish(struct nfs_cmd *nc, int rc)
 {
@@ -247,10 +224,10 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 	size_t i;
 	int rc;
 
-	argc = take_rdma(argc, argv, &nc.rdma);
 	rc = lmap_parse_args(argc, argv, nc.name, true, map_usage, &a);
 	if (rc >= 0)
 		return rc;
+	nc.rdma = a.rdma;
 	if (nc.rdma && (rc = rdma_check(nc.name)))
 		return rc;
 	nc.url = a.target;

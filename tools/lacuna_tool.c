@@ -55,7 +55,7 @@ int lmap_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok, void (*usage)(FILE *out),
+int lmap_parse_args(int argc, char **argv, const char *cmd, bool nfs, void (*usage)(FILE *out),
 		    struct lmap_args *a)
 {
 	struct option opts[] = {
@@ -63,15 +63,17 @@ int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok, void (
 		{ "length", required_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "seek", no_argument, NULL, 's' }, /* last: dropped unless seek_ok */
+		/* from here on: dropped unless @nfs */
+		{ "seek", no_argument, NULL, 's' },
+		{ "rdma", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
 
-	if (!seek_ok)
-		opts[4] = opts[5];
+	if (!nfs)
+		opts[4] = opts[6];
 	*a = (struct lmap_args){ .len = UINT64_MAX };
-	while ((o = getopt_long(argc, argv, seek_ok ? "o:l:jhs" : "o:l:jh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, nfs ? "o:l:jhs" : "o:l:jh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'o':
 		case 'l':
@@ -86,6 +88,9 @@ int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok, void (
 			break;
 		case 's':
 			a->seek = true;
+			break;
+		case 'R':
+			a->rdma = true;
 			break;
 		case 'h':
 			usage(stdout);

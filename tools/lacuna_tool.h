@@ -29,16 +29,16 @@ struct lmap {
 int lmap_parse_size(const char *s, uint64_t *out);
 struct lmap_args {
 	uint64_t off, len;
-	bool json, seek;
+	bool json, seek, rdma;
 	const char *target; /* FILE or URL */
 };
 
 /*
- * CMD TARGET [--offset N] [--length N] [--json] [--seek (if seek_ok)]:
+ * CMD TARGET [--offset N] [--length N] [--json] [--seek --rdma (if @nfs)]:
  * -1 to go on, else the exit status (0 after --help, 2 after a usage
  * error). @cmd names the command in messages ("lacuna map").
  */
-int lmap_parse_args(int argc, char **argv, const char *cmd, bool seek_ok, void (*usage)(FILE *out),
+int lmap_parse_args(int argc, char **argv, const char *cmd, bool nfs, void (*usage)(FILE *out),
 		    struct lmap_args *a);
 /* @v bytes as "123 B" or "1.5 MiB". */
 void lmap_human(uint64_t v, char *buf, size_t len);
