@@ -483,12 +483,18 @@ static int gw_rreq_try(struct gw_rreq *r)
 	}
 }
 
-/* @r could not be posted: its connection is beyond saving. */
-static void gw_rreq_post_failed(struct gw_rconn *c, struct gw_rreq *r)
+/* Drop @r before it was posted: its reply, if it has one, and its slot. */
+static void gw_rreq_discard(struct gw_rreq *r)
 {
 	if (r->st == RQ_WAIT_SEND)
 		xdr_out_release(&r->w.req.reply);
 	gw_rreq_put(r);
+}
+
+/* @r could not be posted: its connection is beyond saving. */
+static void gw_rreq_post_failed(struct gw_rconn *c, struct gw_rreq *r)
+{
+	gw_rreq_discard(r);
 	gw_rconn_close(c, "cannot post work requests");
 }
 
@@ -831,9 +837,7 @@ void gw_rconn_close(struct gw_rconn *c, const char *why)
 	/* waiting requests never reach the queue */
 	while ((r = c->wait_head)) {
 		c->wait_head = r->next;
-		if (r->st == RQ_WAIT_SEND)
-			xdr_out_release(&r->w.req.reply);
-		gw_rreq_put(r);
+		gw_rreq_discard(r);
 	}
 	c->wait_tail = NULL;
 	if (c->qp && ibv_modify_qp(c->qp, &attr, IBV_QP_STATE))
