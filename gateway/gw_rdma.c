@@ -298,7 +298,7 @@ static void gw_rdma_lost_device(void)
 	for (d = gw_rdma.devs; d; d = d->next)
 		d->removed = true;
 	for (c = gw_rdma.conns; c; c = c->next)
-		gw_rconn_close(c, "device removed");
+		gw_rconn_close(c, true, "device removed");
 	if (gw_rdma.listen) {
 		rdma_destroy_id(gw_rdma.listen);
 		gw_rdma.listen = NULL;
@@ -353,12 +353,12 @@ static void gw_rdma_cm_events(void)
 				c->st = RC_CONNECTED;
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
-			gw_rconn_close(c, "disconnected");
+			gw_rconn_close(c, false, "disconnected");
 			break;
 		case RDMA_CM_EVENT_CONNECT_ERROR:
 		case RDMA_CM_EVENT_UNREACHABLE:
 		case RDMA_CM_EVENT_REJECTED:
-			gw_rconn_close(c, rdma_event_str(type));
+			gw_rconn_close(c, true, rdma_event_str(type));
 			break;
 		case RDMA_CM_EVENT_DEVICE_REMOVAL:
 			if (c->dev && !c->dev->removed) {
@@ -366,7 +366,7 @@ static void gw_rdma_cm_events(void)
 				log_err("rdma: device %s removed: its connections close",
 					ibv_get_device_name(c->dev->verbs->device));
 			}
-			gw_rconn_close(c, "device removed");
+			gw_rconn_close(c, true, "device removed");
 			break;
 		default:
 			break;
@@ -559,7 +559,7 @@ static int gw_rdma_run(struct gw_srv *s)
 				gw_rdma.listen = NULL;
 			}
 			for (c = gw_rdma.conns; c; c = c->next)
-				gw_rconn_close(c, "server stopping");
+				gw_rconn_close(c, false, "server stopping");
 		}
 		gw_workers_push(gw_rdma.workers, &gw_rdma.batch);
 		gw_rdma_reap();

@@ -144,8 +144,12 @@ extern struct gw_rdma_loop gw_rdma;
 int gw_rconn_setup(struct gw_rconn *c, const struct rpcrdma_cm_priv *peer);
 /* Undo gw_rconn_setup() (everything flushed and back from the workers). */
 void gw_rconn_teardown(struct gw_rconn *c);
-/* Start closing: disconnect, QP to error; the loop frees it once quiet. */
-void gw_rconn_close(struct gw_rconn *c, const char *why);
+/*
+ * Start closing: disconnect, QP to error; the loop frees it once quiet.
+ * @dropped: counted as dropped by the server (not the peer's disconnect
+ * or the server stopping); @why is logged.
+ */
+void gw_rconn_close(struct gw_rconn *c, bool dropped, const char *why);
 /* Closing and nothing outstanding any more. */
 bool gw_rconn_quiet(const struct gw_rconn *c);
 /* Take every completion of @c's CQ. */

@@ -495,7 +495,7 @@ static void gw_rreq_discard(struct gw_rreq *r)
 static void gw_rreq_post_failed(struct gw_rconn *c, struct gw_rreq *r)
 {
 	gw_rreq_discard(r);
-	gw_rconn_close(c, "cannot post work requests");
+	gw_rconn_close(c, true, "cannot post work requests");
 }
 
 /* Run @r now when nothing waits before it and there is room, else queue it. */
@@ -632,20 +632,20 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 	if (wc->status != IBV_WC_SUCCESS) {
 		log_info("rdma: connection %llu: receive failed: %s", GW_RCONN_NO(c),
 			 ibv_wc_status_str(wc->status));
-		gw_rconn_close(c, "receive failed");
+		gw_rconn_close(c, true, "receive failed");
 		return;
 	}
 	gw_stat_add(&gw_rdma.srv->stats.bytes_in, wc->byte_len);
 	r = gw_rreq_get(c);
 	if (!r) {
-		gw_rconn_close(c, "more calls than credits");
+		gw_rconn_close(c, true, "more calls than credits");
 		return;
 	}
 	h = &r->hdr;
 	ret = rpcrdma_dec_hdr(buf, wc->byte_len, h);
 	if (ret && wc->byte_len < RPCRDMA_HDR_FIXED) {
 		gw_rreq_put(r);
-		gw_rconn_close(c, "transport header shorter than 16 bytes");
+		gw_rconn_close(c, true, "transport header shorter than 16 bytes");
 		return;
 	}
 	if (ret || (h->proc != RDMA_MSG && h->proc != RDMA_NOMSG)) {
@@ -666,7 +666,7 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 	}
 	if (++c->inflight > c->credits) {
 		gw_rreq_put(r);
-		gw_rconn_close(c, "more calls than credits");
+		gw_rconn_close(c, true, "more calls than credits");
 		return;
 	}
 	body = buf + h->hdr_len;
@@ -721,7 +721,7 @@ out_put:
 	c->inflight--;
 	gw_rreq_put(r);
 out_close:
-	gw_rconn_close(c, "cannot take a call");
+	gw_rconn_close(c, true, "cannot take a call");
 }
 
 /* ------------------------------------------------------------ completions */
@@ -737,7 +737,7 @@ static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct
 					 GW_RCONN_NO(c), r->hdr.xid, ibv_wc_status_str(wc->status));
 			c->inflight--;
 			gw_rreq_put(r);
-			gw_rconn_close(c, "RDMA Read failed");
+			gw_rconn_close(c, true, "RDMA Read failed");
 			return;
 		}
 		r->sq_used = 0;
@@ -753,7 +753,7 @@ static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct
 	if (wc->status != IBV_WC_SUCCESS && c->st != RC_CLOSING) {
 		log_info("rdma: connection %llu: send failed: %s", GW_RCONN_NO(c),
 			 ibv_wc_status_str(wc->status));
-		gw_rconn_close(c, "send failed");
+		gw_rconn_close(c, true, "send failed");
 		return;
 	}
 	gw_rconn_kick(c);
@@ -779,7 +779,7 @@ static void gw_rconn_wc(struct gw_rconn *c, const struct ibv_wc *wc)
 			log_info("rdma: connection %llu: RDMA %s failed: %s", GW_RCONN_NO(c),
 				 wc->opcode == IBV_WC_RDMA_READ ? "Read" : "Write",
 				 ibv_wc_status_str(wc->status));
-			gw_rconn_close(c, "RDMA operation failed");
+			gw_rconn_close(c, true, "RDMA operation failed");
 		}
 		break;
 	}
@@ -794,7 +794,7 @@ void gw_rconn_poll(struct gw_rconn *c)
 		for (i = 0; i < n; i++)
 			gw_rconn_wc(c, &wc[i]);
 	if (n < 0 && c->st != RC_CLOSING)
-		gw_rconn_close(c, "ibv_poll_cq failed");
+		gw_rconn_close(c, true, "ibv_poll_cq failed");
 }
 
 void gw_rconn_worker_done(struct gw_rreq *r)
@@ -821,7 +821,7 @@ void gw_rconn_worker_done(struct gw_rreq *r)
 
 /* ------------------------------------------------------------ life */
 
-void gw_rconn_close(struct gw_rconn *c, const char *why)
+void gw_rconn_close(struct gw_rconn *c, bool dropped, const char *why)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct gw_rreq *r;
@@ -829,7 +829,7 @@ void gw_rconn_close(struct gw_rconn *c, const char *why)
 	if (c->st == RC_CLOSING)
 		return;
 	log_debug("rdma: connection %llu closing: %s", GW_RCONN_NO(c), why);
-	if (strcmp(why, "disconnected") && strcmp(why, "server stopping"))
+	if (dropped)
 		gw_stat_add(&gw_rdma.srv->stats.conns_dropped, 1);
 	if (c->st == RC_CONNECTED)
 		rdma_disconnect(c->id);
