@@ -36,6 +36,9 @@ struct lfs {
 	bool as_root; /* daemon runs as root: act with callers' ids */
 	bool debug;
 	char ctl_path[108]; /* control socket, '@' = abstract */
+	struct fuse_session *se;     /* for the kernel cache notifications */
+	uint32_t write_unit;	     /* see struct lacuna_info */
+	uint32_t write_unit_aligned; /* see struct lacuna_info */
 };
 
 extern struct lfs lfs;
@@ -116,6 +119,8 @@ void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			    struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			    struct fuse_file_info *fi_out, size_t len, int flags);
 void lfs_op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op);
+void lfs_ioctl_write(fuse_req_t req, fuse_ino_t ino, struct lfs_file *f, unsigned int cmd,
+		     const void *in_buf);
 
 /* lfs_sparse.c */
 void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,

@@ -100,6 +100,33 @@ static int lfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *
 	return 1;
 }
 
+/*
+ * What one write(2) through the mount can be and still reach us as one
+ * FUSE write (docs/sparse-read.md). Writable opens are direct_io: the
+ * kernel pins the caller's buffer and sends at most max_pages of it per
+ * request, max_pages being libfuse's max_write in pages, lowered to the
+ * kernel's max_pages_limit where it has one. A buffer that does not start
+ * on a page boundary spends one page on its first partial page.
+ */
+static void lfs_write_units(uint32_t max_write)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long pages = (max_write - 1) / (unsigned long)page + 1, limit;
+	FILE *f = fopen("/proc/sys/fs/fuse/max_pages_limit", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &limit) == 1 && limit && limit < pages)
+			pages = limit;
+		fclose(f);
+	}
+	lfs.write_unit_aligned = (uint32_t)(pages * (unsigned long)page < max_write ?
+						    pages * (unsigned long)page :
+						    max_write);
+	lfs.write_unit = (uint32_t)((pages - 1) * (unsigned long)page + 1 < max_write ?
+					    (pages - 1) * (unsigned long)page + 1 :
+					    max_write);
+}
+
 static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	/*
@@ -125,6 +152,7 @@ static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_write = LFS_MAX_WRITE;
 	conn->max_read = LFS_MAX_READ;
 	conn->max_readahead = LFS_MAX_READ;
+	lfs_write_units(conn->max_write);
 	if (!(conn->want & FUSE_CAP_DONT_MASK))
 		log_warn("kernel applies the umask itself: default ACLs may not be honoured");
 }
@@ -362,6 +390,7 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_itable;
 	}
+	lfs.se = se;
 	/*
 	 * A shell starts background jobs with SIGINT ignored, and libfuse
 	 * leaves ignored signals alone; SIGINT must unmount all the same.

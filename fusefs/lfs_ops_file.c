@@ -46,8 +46,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lacuna/ioctl.h"
 #include "lfs.h"
 #include "lfs_cred.h"
+#include "lfs_ctl.h"
 #include "log.h"
 
 #define LFS_DIO_ALIGN 4096
@@ -327,49 +329,140 @@ static ssize_t lfs_write_direct(struct lfs_file *f, struct fuse_bufvec *in_buf, 
 	return n;
 }
 
-void lfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
-		      struct fuse_file_info *fi)
+/*
+ * Write in_buf at off under one exclusive hold of the range lock; *size,
+ * when asked, is the file's size right after, read under the lock.
+ * Returns the bytes written or -errno (nothing written).
+ */
+static ssize_t lfs_write_locked(fuse_req_t req, struct lfs_inode *inode, struct lfs_file *f,
+				struct fuse_bufvec *in_buf, off_t off, uint64_t *size)
 {
-	struct lfs_inode *inode = lfs_inode_of(ino);
-	struct lfs_file *f = lfs_file_of(fi);
-	size_t size = fuse_buf_size(in_buf);
-	struct fuse_bufvec out = FUSE_BUFVEC_INIT(size);
+	size_t len = fuse_buf_size(in_buf);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(len);
 	struct lfs_cred cred = { false, false };
 	struct rl_range r;
+	struct stat st;
 	ssize_t n;
 
-	if (size == 0) {
-		fuse_reply_write(req, 0);
-		return;
-	}
 	if (f->flags & O_APPEND)
 		lfs_wlock(inode, &r, 0, RL_EOF);
 	else
-		lfs_wlock(inode, &r, (uint64_t)off, lfs_range_end((uint64_t)off, size));
+		lfs_wlock(inode, &r, (uint64_t)off, lfs_range_end((uint64_t)off, len));
 	/* A write by someone else must clear set-id bits: write as them. */
 	if (f->setid) {
-		int rc = lfs_cred_enter(req, &cred, LFS_CRED_WRITE);
-
-		if (rc) {
-			lfs_wunlock(inode, &r);
-			fuse_reply_err(req, -rc);
-			return;
-		}
+		n = lfs_cred_enter(req, &cred, LFS_CRED_WRITE);
+		if (n)
+			goto out_unlock;
 	}
 	if (f->odirect) {
 		n = lfs_write_direct(f, in_buf, off);
 	} else {
-		out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		/* a short write goes on (a signal); a full disk then says so */
+		out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY;
 		out.buf[0].fd = f->fd;
 		out.buf[0].pos = off;
 		n = fuse_buf_copy(&out, in_buf, 0);
 	}
 	lfs_cred_leave(&cred);
+	if (size && n >= 0)
+		*size = fstat(f->fd, &st) < 0 ? 0 : (uint64_t)st.st_size;
+out_unlock:
 	lfs_wunlock(inode, &r);
+	return n;
+}
+
+void lfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
+		      struct fuse_file_info *fi)
+{
+	ssize_t n;
+
+	if (fuse_buf_size(in_buf) == 0) {
+		fuse_reply_write(req, 0);
+		return;
+	}
+	n = lfs_write_locked(req, lfs_inode_of(ino), lfs_file_of(fi), in_buf, off, NULL);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_write(req, (size_t)n);
+}
+
+/*
+ * LACUNA_IOC_WRITE(_INLINE): the data from the caller's arena or from the
+ * ioctl, under one hold of the lock whatever its size and alignment
+ * (include/lacuna/ioctl.h). The kernel did not see this write, so its
+ * cached attributes (size, times) are dropped before the reply; its
+ * cached pages of this file are not: invalidating them from a request
+ * can deadlock against a read that holds one locked while it waits for
+ * us. Cached readers see the change as they see any change behind the
+ * kernel's back (FUSE_CAP_AUTO_INVAL_DATA, at the next attribute fetch).
+ * Replies: fuse_reply_ioctl (the struct, header only for the inline
+ * command) or fuse_reply_err.
+ */
+void lfs_ioctl_write(fuse_req_t req, fuse_ino_t ino, struct lfs_file *f, unsigned int cmd,
+		     const void *in_buf)
+{
+	struct lacuna_write w;
+	struct fuse_bufvec bv;
+	struct lfs_reg *reg = NULL;
+	void *base;
+	size_t len;
+	ssize_t n;
+	int rc;
+
+	memcpy(&w, in_buf, sizeof(w));
+	if (w.size != (cmd == LACUNA_IOC_WRITE ? sizeof(struct lacuna_write) :
+						 sizeof(struct lacuna_write_inline)) ||
+	    w.in_pad || (w.flags & ~(LACUNA_WR_DSYNC | LACUNA_WR_SYNC))) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (w.version != LACUNA_ABI_VERSION) {
+		rc = -EPROTO;
+		goto out;
+	}
+	if (w.offset > (uint64_t)INT64_MAX || w.length > (uint64_t)INT64_MAX - w.offset) {
+		rc = -EFBIG;
+		goto out;
+	}
+	bv = (struct fuse_bufvec)FUSE_BUFVEC_INIT(w.length);
+	if (cmd == LACUNA_IOC_WRITE_INLINE) {
+		if (w.length > LACUNA_WRITE_INLINE_MAX) {
+			rc = -EINVAL;
+			goto out;
+		}
+		bv.buf[0].mem = (void *)((const struct lacuna_write_inline *)in_buf)->data;
+	} else {
+		rc = lfs_ctl_get(w.token, fuse_req_ctx(req)->pid, &reg, &base, &len);
+		if (rc)
+			goto out;
+		if (w.arena_off > len || w.length > len - w.arena_off) {
+			rc = -ERANGE;
+			goto out;
+		}
+		bv.buf[0].mem = (uint8_t *)base + w.arena_off;
+	}
+	w.written = 0;
+	w.file_size = 0;
+	n = w.length ? lfs_write_locked(req, lfs_inode_of(ino), f, &bv, (off_t)w.offset,
+					&w.file_size) :
+		       0;
+	rc = n < 0 ? (int)n : 0;
+	if (n > 0) {
+		w.written = (uint64_t)n;
+		fuse_lowlevel_notify_inval_inode(lfs.se, ino, -1, 0);
+		if ((w.flags & LACUNA_WR_SYNC) && fsync(f->fd) < 0)
+			rc = -errno;
+		else if ((w.flags & LACUNA_WR_DSYNC) && fdatasync(f->fd) < 0)
+			rc = -errno;
+	}
+out:
+	if (reg)
+		lfs_ctl_put(reg);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_ioctl(req, 0, &w, sizeof(w));
 }
 
 void lfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

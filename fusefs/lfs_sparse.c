@@ -267,9 +267,25 @@ static void lfs_ioctl_info(fuse_req_t req, const void *in_buf)
 	info.regs_max = LFS_CTL_REGS_MAX;
 	info.conn_bytes_max = LFS_CTL_CONN_BYTES_MAX;
 	info.conns_max = LFS_CTL_CONNS_MAX;
+	info.write_unit = lfs.write_unit;
+	info.write_unit_aligned = lfs.write_unit_aligned;
 	info.daemon_pid = (uint64_t)getpid();
 	snprintf(info.ctl_path, sizeof(info.ctl_path), "%s", lfs.ctl_path);
 	fuse_reply_ioctl(req, 0, &info, sizeof(info));
+}
+
+static bool lfs_ioctl_known(unsigned int cmd)
+{
+	switch (cmd) {
+	case LACUNA_IOC_INFO:
+	case LACUNA_IOC_SPARSE_READ:
+	case LACUNA_IOC_SPARSE_READ_INLINE:
+	case LACUNA_IOC_WRITE:
+	case LACUNA_IOC_WRITE_INLINE:
+		return true;
+	default:
+		return false;
+	}
 }
 
 void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
@@ -277,7 +293,13 @@ void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  size_t in_bufsz, size_t out_bufsz)
 {
 	struct lfs_inode *inode = lfs_inode_of(ino);
+	bool write = cmd == LACUNA_IOC_WRITE || cmd == LACUNA_IOC_WRITE_INLINE;
+	int accmode;
 
+	if (!lfs_ioctl_known(cmd)) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
 	if (flags & FUSE_IOCTL_COMPAT) {
 		fuse_reply_err(req, ENOSYS);
 		return;
@@ -286,33 +308,26 @@ void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	switch (cmd) {
-	case LACUNA_IOC_INFO:
+	if (cmd == LACUNA_IOC_INFO) {
 		lfs_ioctl_info(req, in_buf);
 		return;
-	case LACUNA_IOC_SPARSE_READ:
-	case LACUNA_IOC_SPARSE_READ_INLINE:
-		if (inode->type == S_IFDIR) {
-			fuse_reply_err(req, EISDIR);
-			return;
-		}
-		if (inode->type != S_IFREG) {
-			fuse_reply_err(req, EINVAL);
-			return;
-		}
-		/* reading needs a descriptor open for reading, as read(2) does */
-		if ((lfs_file_of(fi)->flags & O_ACCMODE) == O_WRONLY) {
-			fuse_reply_err(req, EBADF);
-			return;
-		}
-		if (cmd == LACUNA_IOC_SPARSE_READ)
-			lfs_ioctl_sparse(req, inode, lfs_file_of(fi), in_buf, in_bufsz);
-		else
-			lfs_ioctl_sparse_inline(req, inode, lfs_file_of(fi), in_buf);
-		return;
-	default:
-		fuse_reply_err(req, ENOTTY);
 	}
+	if (inode->type != S_IFREG) {
+		fuse_reply_err(req, inode->type == S_IFDIR ? EISDIR : EINVAL);
+		return;
+	}
+	/* as read(2) and write(2): a descriptor open for that */
+	accmode = lfs_file_of(fi)->flags & O_ACCMODE;
+	if (accmode == (write ? O_RDONLY : O_WRONLY)) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	if (write)
+		lfs_ioctl_write(req, ino, lfs_file_of(fi), cmd, in_buf);
+	else if (cmd == LACUNA_IOC_SPARSE_READ)
+		lfs_ioctl_sparse(req, inode, lfs_file_of(fi), in_buf, in_bufsz);
+	else
+		lfs_ioctl_sparse_inline(req, inode, lfs_file_of(fi), in_buf);
 }
 
 int lfs_sparse_init(void)

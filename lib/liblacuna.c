@@ -382,3 +382,77 @@ int lacuna_sparse_read(struct lacuna_client *c, int fd, uint64_t off, uint64_t l
 		return lacuna_read_ioctl(c, fd, off, len, how, buf, buflen, res);
 	return lacuna_read_fallback(fd, off, len, how, buf, buflen, res);
 }
+
+/* Not lacunafs: pwrite until done or an error, then the sync asked for. */
+static int lacuna_write_plain(int fd, uint64_t off, const uint8_t *buf, size_t len,
+			      unsigned int flags, struct lacuna_wresult *res)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(fd, buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !done)
+			return -errno;
+		if (n <= 0)
+			break; /* a short write is reported as such */
+		done += (size_t)n;
+	}
+	res->written = done;
+	if ((flags & LACUNA_WR_SYNC) && fsync(fd) < 0)
+		return -errno;
+	if ((flags & LACUNA_WR_DSYNC) && fdatasync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+int lacuna_write(struct lacuna_client *c, int fd, uint64_t off, const void *buf, size_t len,
+		 unsigned int flags, struct lacuna_wresult *res)
+{
+	const uint8_t *p = buf;
+	struct lacuna_write_inline *wi = NULL;
+	struct lacuna_write w, *h = &w;
+	unsigned long cmd = LACUNA_IOC_WRITE;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (flags & ~(LACUNA_WR_DSYNC | LACUNA_WR_SYNC))
+		return -EINVAL;
+	if (!c)
+		return lacuna_write_plain(fd, off, p, len, flags, res);
+	if (c->arena && p >= c->arena && len <= c->arena_len &&
+	    (size_t)(p - c->arena) <= c->arena_len - len) {
+		memset(h, 0, sizeof(*h));
+		h->size = sizeof(*h);
+		h->token[0] = c->token[0];
+		h->token[1] = c->token[1];
+		h->arena_off = (uint64_t)(p - c->arena);
+	} else if (len <= LACUNA_WRITE_INLINE_MAX) {
+		wi = malloc(sizeof(*wi));
+		if (!wi)
+			return -ENOMEM;
+		h = &wi->h;
+		memset(h, 0, sizeof(*h));
+		h->size = sizeof(*wi);
+		memcpy(wi->data, p, len);
+		cmd = LACUNA_IOC_WRITE_INLINE;
+	} else {
+		return -E2BIG;
+	}
+	h->version = LACUNA_ABI_VERSION;
+	h->flags = flags;
+	h->offset = off;
+	h->length = len;
+	if (ioctl(fd, cmd, h) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	res->written = h->written;
+	res->file_size = h->file_size;
+	res->atomic = true;
+out:
+	free(wi);
+	return rc;
+}

@@ -125,13 +125,61 @@ struct lacuna_info {
 	char ctl_path[LACUNA_CTL_PATH_MAX]; /* out: control socket; '@' = abstract */
 	uint64_t conn_bytes_max;	    /* out: arena bytes per client connection */
 	uint64_t conns_max;		    /* out: client connections at once */
-	uint64_t reserved[2];
+	/*
+	 * out: the largest write(2) through the mount that reaches the daemon
+	 * as one request, hence is applied under one hold of the range lock,
+	 * from a buffer at any address (write_unit) and from a page-aligned
+	 * one (write_unit_aligned). Larger writes are atomic per piece.
+	 * LACUNA_IOC_WRITE has no such unit: it is one hold whatever its size.
+	 */
+	uint32_t write_unit;
+	uint32_t write_unit_aligned;
+	uint64_t reserved[1];
+};
+
+/*
+ * The atomic write: LACUNA_IOC_WRITE applies length bytes of the caller's
+ * registered arena (token, arena_off) at offset of the file, and
+ * LACUNA_IOC_WRITE_INLINE the bytes carried in the ioctl itself (at most
+ * LACUNA_WRITE_INLINE_MAX), each under ONE exclusive hold of the inode's
+ * range lock over [offset, offset + length): a concurrent sparse read sees
+ * all of the write or none of it, whatever its size or the alignment of
+ * the data. The data is written from the arena straight to the backing
+ * file (no copy through /dev/fuse). A short write (a full disk) reports
+ * what was written; nothing written reports the error.
+ */
+#define LACUNA_WR_DSYNC (1u << 0) /* fdatasync before the reply (NFS DATA_SYNC4) */
+#define LACUNA_WR_SYNC (1u << 1)  /* fsync before the reply (NFS FILE_SYNC4) */
+
+struct lacuna_write {
+	/* in */
+	uint32_t size;	   /* sizeof the whole ioctl struct */
+	uint32_t version;  /* LACUNA_ABI_VERSION */
+	uint32_t flags;	   /* LACUNA_WR_* */
+	uint32_t in_pad;   /* must be 0 */
+	uint64_t offset;   /* where in the file (at most 2^63-1, as is offset + length) */
+	uint64_t length;   /* bytes to write */
+	uint64_t token[2]; /* LACUNA_IOC_WRITE: registration token */
+	uint64_t arena_off; /* LACUNA_IOC_WRITE: where the data starts in the arena */
+	/* out */
+	uint64_t written;   /* bytes written */
+	uint64_t file_size; /* the file's size right after the write, under the lock */
+	uint64_t reserved[3];
+};
+
+#define LACUNA_WRITE_INLINE_MAX (16 * 1024 - 256)
+
+struct lacuna_write_inline {
+	struct lacuna_write h;
+	uint8_t data[LACUNA_WRITE_INLINE_MAX];
 };
 
 #define LACUNA_IOC_MAGIC 0xAC
 #define LACUNA_IOC_INFO _IOWR(LACUNA_IOC_MAGIC, 1, struct lacuna_info)
 #define LACUNA_IOC_SPARSE_READ _IOWR(LACUNA_IOC_MAGIC, 2, struct lacuna_sparse_read)
 #define LACUNA_IOC_SPARSE_READ_INLINE _IOWR(LACUNA_IOC_MAGIC, 3, struct lacuna_sparse_read_inline)
+#define LACUNA_IOC_WRITE _IOWR(LACUNA_IOC_MAGIC, 4, struct lacuna_write)
+#define LACUNA_IOC_WRITE_INLINE _IOWR(LACUNA_IOC_MAGIC, 5, struct lacuna_write_inline)
 
 /* Control socket messages */
 #define LACUNA_CTL_REGISTER 1 /* memfd attached; answer carries the token */

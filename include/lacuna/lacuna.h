@@ -15,6 +15,10 @@
  * it, one copy from the page cache. Data asked into other memory is
  * staged through the arena, or through the inline ioctl without one.
  *
+ * lacuna_write() is the counterpart: a write applied under one hold of
+ * the range lock, its data taken from the arena (or from the ioctl, for
+ * small writes).
+ *
  * A client may be used by several threads at once when each reads into
  * its own part of the arena. Functions return 0 or a negative errno.
  */
@@ -86,6 +90,25 @@ void *lacuna_client_arena(struct lacuna_client *c, size_t *len);
  */
 int lacuna_sparse_read(struct lacuna_client *c, int fd, uint64_t off, uint64_t len,
 		       unsigned int how, void *buf, size_t buflen, struct lacuna_result *res);
+
+struct lacuna_wresult {
+	uint64_t written;   /* bytes written */
+	uint64_t file_size; /* size right after the write (atomic writes only, else 0) */
+	bool atomic;	    /* applied under one hold of the lacunafs range lock */
+};
+
+/*
+ * Write len bytes of buf at off of fd (open for writing) under one hold of
+ * the inode's range lock: a concurrent sparse read sees all of it or none
+ * of it, whatever len and the alignment of buf. flags: LACUNA_WR_DSYNC,
+ * LACUNA_WR_SYNC. buf must lie in the client's arena (the daemon writes
+ * from there, no copy), or len be at most LACUNA_WRITE_INLINE_MAX (sent
+ * in the ioctl); else -E2BIG. c == NULL writes with pwrite: not atomic.
+ * A short write (a full disk) is 0 with res->written < len; nothing
+ * written is the error. -ENOTTY: fd is not on lacunafs (any more).
+ */
+int lacuna_write(struct lacuna_client *c, int fd, uint64_t off, const void *buf, size_t len,
+		 unsigned int flags, struct lacuna_wresult *res);
 
 #ifdef __cplusplus
 }
