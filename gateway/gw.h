@@ -139,6 +139,8 @@ struct gw_stats {
 	atomic_ullong read_bytes, write_bytes;
 	/* READ_PLUS: bytes of data and of holes sent; replies taken atomically or not */
 	atomic_ullong rp_data_bytes, rp_hole_bytes, rp_atomic, rp_fallback, rp_unstable;
+	/* WRITEs applied under one hold of lacunafs's range lock, or not */
+	atomic_ullong write_atomic, write_fallback;
 	/* RPC-over-RDMA: connections; bytes pulled with RDMA Read (read chunks),
 	 * pushed into write chunks and reply chunks; replies by way of each;
 	 * RDMA_ERROR replies sent */
@@ -156,6 +158,7 @@ struct gw_srv {
 	struct chunk_pool *pool;  /* large chunks: records of WRITEs, READ data, replies */
 	struct chunk_pool *small; /* small chunks: records of small calls */
 	uint8_t write_verf[NFS4_VERIFIER_SIZE]; /* changes on every start */
+	bool plain_write; /* LACUNA_TEST_PLAIN_WRITE: WRITE with pwrite, not atomic */
 	uint64_t boot_ns;
 	struct nfs4_state *state;
 	struct gw_stats stats;

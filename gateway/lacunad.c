@@ -110,6 +110,8 @@ static void write_stats(const char *path)
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
 		gw.stats.rp_atomic, gw.stats.rp_fallback, gw.stats.rp_unstable);
+	fprintf(f, "write_atomic %llu\nwrite_not_atomic %llu\n", gw.stats.write_atomic,
+		gw.stats.write_fallback);
 	fprintf(f,
 		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
 		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"
@@ -232,6 +234,11 @@ int main(int argc, char *argv[])
 
 	umask(0); /* modes come from the clients, as sent */
 	raise_nofile();
+	gw.plain_write = getenv("LACUNA_TEST_PLAIN_WRITE") &&
+			 !strcmp(getenv("LACUNA_TEST_PLAIN_WRITE"), "1");
+	if (gw.plain_write)
+		log_warn("ATOMIC WRITE DISABLED FOR TESTING (LACUNA_TEST_PLAIN_WRITE): "
+			 "WRITEs use pwrite and can tear READ_PLUS");
 	gw.boot_ns = now_ns();
 	if (getrandom(gw.write_verf, sizeof(gw.write_verf), 0) != sizeof(gw.write_verf))
 		memcpy(gw.write_verf, &gw.boot_ns, sizeof(gw.write_verf));

@@ -9,7 +9,8 @@
  * lacunafs mount, so they take its range lock.
  *
  * Stability: an UNSTABLE4 WRITE is left in the page cache, DATA_SYNC4
- * and FILE_SYNC4 are fdatasync()ed/fsync()ed before the reply. The write
+ * and FILE_SYNC4 are fdatasync()ed/fsync()ed (by lacunafs, in the same
+ * call) before the reply. The write
  * verifier is random at every start, so a client that saw unstable
  * writes before a restart sees a new verifier at COMMIT and sends them
  * again (RFC 8881 §18.32.3).
@@ -21,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lacuna/lacuna.h"
 #include "nfs4_ops.h"
 #include "nfs4_state.h"
 
@@ -165,14 +167,47 @@ int nfs4_dec_write(struct xdr_in *x, void *args)
 	return 0;
 }
 
+/*
+ * Apply @len bytes at @data to @off of @fd: through lacunafs's atomic
+ * write when the export has it, else (a plain directory, an old lacunafs,
+ * LACUNA_TEST_PLAIN_WRITE) with pwrite, counted apart. The data normally
+ * lies in a large pool chunk, which is the arena lacunafs writes from;
+ * data in a small chunk goes inside the ioctl; anything else (a small
+ * record larger than the ioctl carries) is copied into a large chunk.
+ */
+static int gw_write(struct nfs4_compound *c, int fd, uint64_t off, const uint8_t *data,
+		    size_t len, unsigned int flags, struct lacuna_wresult *res)
+{
+	struct lacuna_client *lc = c->srv->plain_write ? NULL : c->cfh->xp->lc;
+	void *chunk = NULL;
+	int err;
+
+	err = lacuna_write(lc, fd, off, data, len, flags, res);
+	if (err == -E2BIG && len <= chunk_pool_chunk_size(c->srv->pool)) {
+		err = chunk_get(c->srv->pool, NULL, &chunk);
+		if (err)
+			return -EAGAIN;
+		memcpy(chunk, data, len);
+		err = lacuna_write(lc, fd, off, chunk, len, flags, res);
+		chunk_put(c->srv->pool, chunk);
+	}
+	if (err == -ENOTTY && lc) /* the mount is not (or no longer) lacunafs */
+		err = lacuna_write(NULL, fd, off, data, len, flags, res);
+	if (!err)
+		gw_stat_add(res->atomic ? &c->srv->stats.write_atomic :
+					  &c->srv->stats.write_fallback,
+			    1);
+	return err;
+}
+
 uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
 {
 	struct write_args *a = args;
 	struct gw_obj *o = c->cfh;
-	uint32_t status, committed = a->stable;
+	struct lacuna_wresult res;
+	uint32_t status;
 	bool owned = false;
-	size_t done = 0;
-	int fd = -1;
+	int fd = -1, err;
 
 	status = nfs4_regular_file(c, o);
 	if (status != NFS4_OK)
@@ -182,32 +217,19 @@ uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
 	status = nfs4_state_io_fd(c, &a->sid, o, true, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;
-	while (done < a->len) {
-		ssize_t n = pwrite(fd, a->data + done, a->len - done, (off_t)(a->offset + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (!done) {
-				status = nfs4_errno(-errno);
-				goto out;
-			}
-			break; /* a short write is reported as such */
-		}
-		done += (size_t)n;
-	}
-	if (a->stable == FILE_SYNC4 && fsync(fd) < 0) {
-		status = nfs4_errno(-errno);
+	err = gw_write(c, fd, a->offset, a->data, a->len,
+		       a->stable == FILE_SYNC4	 ? LACUNA_WR_SYNC :
+		       a->stable == DATA_SYNC4 ? LACUNA_WR_DSYNC :
+						 0,
+		       &res);
+	if (err) {
+		status = err == -EAGAIN ? NFS4ERR_DELAY : nfs4_errno(err);
 		goto out;
 	}
-	if (a->stable == DATA_SYNC4 && fdatasync(fd) < 0) {
-		status = nfs4_errno(-errno);
-		goto out;
-	}
-	xdr_enc_u32(c->out, (uint32_t)done);
-	xdr_enc_u32(c->out, committed);
+	xdr_enc_u32(c->out, (uint32_t)res.written);
+	xdr_enc_u32(c->out, a->stable);
 	xdr_enc_opaque_fixed(c->out, c->srv->write_verf, NFS4_VERIFIER_SIZE);
-	gw_stat_add(&c->srv->stats.write_bytes, (long long)done);
+	gw_stat_add(&c->srv->stats.write_bytes, (long long)res.written);
 out:
 	nfs4_state_io_done(c->srv, fd, owned);
 	return status;
