@@ -19,8 +19,13 @@
 
 /* limits a client connection lives within */
 #define LFS_CTL_REGS_MAX 16		    /* registrations per connection */
-#define LFS_CTL_ARENA_MAX (1ULL << 30)	    /* bytes of one arena */
-#define LFS_CTL_CONN_BYTES_MAX (2ULL << 30) /* bytes per connection */
+/*
+ * An arena costs the daemon address space only (the pages are the
+ * client's memfd's): big enough for lacunad's pool at its largest
+ * max_record (512 chunks of 64 MiB + 64 KiB).
+ */
+#define LFS_CTL_ARENA_MAX (64ULL << 30)	     /* bytes of one arena */
+#define LFS_CTL_CONN_BYTES_MAX (64ULL << 30) /* bytes per connection */
 #define LFS_CTL_CONNS_MAX 64		    /* connections at once */
 
 struct lfs_reg;

@@ -72,7 +72,6 @@ struct lacuna_client;
 #define GW_FH_HANDLE_MAX (NFS4_FHSIZE - GW_FH_HDR)
 
 /* Reply and data sizes offered to clients */
-#define GW_IO_MAX (1024 * 1024) /* maxread, maxwrite */
 #define GW_PSEUDO_MAX 64	/* nodes of the pseudo filesystem */
 
 struct gw_fh {

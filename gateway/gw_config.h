@@ -39,6 +39,17 @@
 #define GW_RECORD_DEFAULT (1024 * 1024 + 8192) /* 1 MiB of data + headers */
 #define GW_RECORD_MIN (16 * 1024)
 #define GW_RECORD_MAX (64 * 1024 * 1024)
+/* room a READ or WRITE record keeps for its RPC and COMPOUND headers */
+#define GW_RECORD_OVERHEAD 8192
+
+/*
+ * maxread and maxwrite for a max_record: what a record of that size
+ * carries besides its headers, in whole pages (1 MiB by default).
+ */
+static inline uint32_t gw_io_max(uint32_t max_record)
+{
+	return (max_record - GW_RECORD_OVERHEAD) & ~4095u;
+}
 #define GW_LOG_DEFAULT LOG_INFO
 #define GW_ANON_ID 65534      /* nobody / nogroup */
 #define GW_ID_MAX 4294967294u /* (uint32_t)-1 is no id */

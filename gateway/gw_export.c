@@ -32,7 +32,7 @@
 
 struct gw_srv gw = { .cfg_lock = PTHREAD_RWLOCK_INITIALIZER };
 
-static void open_sparse_client(struct gw_xport *xp);
+static int open_sparse_client(struct gw_xport *xp);
 
 static uint32_t fnv1a(const char *s)
 {
@@ -222,8 +222,11 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 	err = make_root_fh(xp, &bst);
 	if (err)
 		return err;
-	if (xp->lacunafs)
-		open_sparse_client(xp);
+	if (xp->lacunafs) {
+		err = open_sparse_client(xp);
+		if (err)
+			return err;
+	}
 	log_info("export %s%s%s (id %08x)", real, xp->lacunafs ? ": lacunafs over " : "",
 		 xp->lacunafs ? xp->back_path : ": plain directory, sparse reads not atomic",
 		 xp->id);
@@ -231,19 +234,31 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 }
 
 /*
- * READ_PLUS and SEEK read through lacunafs's atomic sparse read, with
- * the chunk pool registered as the arena the data lands in. Without it
- * (an old lacunafs, a pool that is not a memfd) they use the fallback,
- * which is correct but not atomic.
+ * READ_PLUS and SEEK read, and WRITE writes, through lacunafs's atomic
+ * sparse read and write, with the chunk pool registered as the arena the
+ * data lands in and is written from. Without it (an old lacunafs, a pool
+ * that is not a memfd) they use the fallback, which is correct but not
+ * atomic. A pool larger than the mount takes as an arena (a max_record
+ * too large for it) is refused: that would silently give up atomicity.
  */
-static void open_sparse_client(struct gw_xport *xp)
+static int open_sparse_client(struct gw_xport *xp)
 {
+	struct lacuna_info info;
 	int fd, err = -EINVAL;
 
 	fd = open(xp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		log_warn("%s: open: %s: sparse reads will not be atomic", xp->path, strerror(errno));
-		return;
+		return 0;
+	}
+	if (gw.pool && lacuna_is_lacunafs(fd, &info) &&
+	    chunk_pool_length(gw.pool) > info.arena_max) {
+		log_err("%s: the buffer pool max_record makes (%zu MiB) is more than this "
+			"lacunafs takes as an arena (%llu MiB): lower max_record or upgrade lacunafs",
+			xp->path, chunk_pool_length(gw.pool) >> 20,
+			(unsigned long long)(info.arena_max >> 20));
+		close(fd);
+		return -EFBIG;
 	}
 	if (gw.pool && chunk_pool_fd(gw.pool) >= 0)
 		err = lacuna_client_open_arena(fd, chunk_pool_fd(gw.pool), chunk_pool_base(gw.pool),
@@ -254,6 +269,7 @@ static void open_sparse_client(struct gw_xport *xp)
 		log_warn("%s: lacunafs sparse-read client: %s: sparse reads will not be atomic",
 			 xp->path, strerror(-err));
 	}
+	return 0;
 }
 
 static void xport_free(struct gw_xport *xp)

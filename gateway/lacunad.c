@@ -72,6 +72,11 @@ static void reload(void)
 	}
 	pthread_rwlock_wrlock(&gw.cfg_lock);
 	old = gw.cfg;
+	/* the pools were sized for it at start */
+	if (cfg->max_record != old->max_record) {
+		log_warn("reload: max_record stays %u until lacunad is restarted", old->max_record);
+		cfg->max_record = old->max_record;
+	}
 	gw_obj_flush_pseudo();
 	err = gw_exports_load(&gw, cfg);
 	if (err) {

@@ -373,7 +373,8 @@ static void enc_value(struct xdr_out *out, const struct attr_src *a, unsigned in
 		break;
 	case FATTR4_MAXREAD:
 	case FATTR4_MAXWRITE:
-		xdr_enc_u64(out, GW_IO_MAX);
+		xdr_enc_u64(out, gw_io_max(a->c->srv->cfg ? a->c->srv->cfg->max_record :
+								GW_RECORD_DEFAULT));
 		break;
 	case FATTR4_MODE:
 		xdr_enc_u32(out, st->st_mode & NFS4_MODE_MASK);

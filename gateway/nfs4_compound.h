@@ -190,7 +190,7 @@ uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid
 			 int *fd, bool *owned);
 /*
  * The bytes of the @count asked for that one reply can carry: at most
- * GW_IO_MAX and a pool chunk, and what @room leaves after @overhead bytes
+ * maxread (gw_io_max) and a pool chunk, and what @room leaves after @overhead bytes
  * of XDR around the data (whole XDR units; 0 when nothing fits).
  */
 size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead);

@@ -96,8 +96,10 @@ uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid
 
 size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead)
 {
-	if (count > GW_IO_MAX)
-		count = GW_IO_MAX;
+	uint32_t io_max = gw_io_max(c->srv->cfg ? c->srv->cfg->max_record : GW_RECORD_DEFAULT);
+
+	if (count > io_max)
+		count = io_max;
 	if (count > chunk_pool_chunk_size(c->srv->pool))
 		count = chunk_pool_chunk_size(c->srv->pool);
 	if (count + overhead > room)

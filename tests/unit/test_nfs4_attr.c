@@ -397,6 +397,7 @@ static int fx_setup(void **state)
 	xdr_out_init(&f->out, &f->carver, 65536);
 
 	f->cfg.lease_time = 45;
+	f->cfg.max_record = GW_RECORD_DEFAULT;
 	f->srv.cfg = &f->cfg;
 	f->srv.boot_ns = 1700000000ULL * 1000000000ULL;
 	f->srv.npseudo = 2;
@@ -744,8 +745,8 @@ static void test_enc_fsinfo(void **state)
 	assert_true(g64(&fa.v) >= (1ULL << 40)); /* maxfilesize */
 	assert_true(g32(&fa.v) >= 255);		 /* maxlink */
 	assert_int_equal(g32(&fa.v), 255);	 /* maxname */
-	assert_int_equal(g64(&fa.v), GW_IO_MAX);
-	assert_int_equal(g64(&fa.v), GW_IO_MAX);
+	assert_int_equal(g64(&fa.v), 1024 * 1024); /* maxread: the default max_record's */
+	assert_int_equal(g64(&fa.v), 1024 * 1024); /* maxwrite */
 	assert_int_equal(g32(&fa.v), 1); /* no_trunc */
 	unit = sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize;
 	assert_int_equal(g64(&fa.v), (uint64_t)sf.f_blocks * unit);
