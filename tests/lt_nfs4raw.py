@@ -22,7 +22,7 @@ OP = dict(ACCESS=3, CREATE=6, GETATTR=9, GETFH=10, LINK=11, LOOKUP=15, LOOKUPP=1
           RENAME=29, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
           CREATE_SESSION=43, DESTROY_SESSION=44, SECINFO_NO_NAME=52, SEQUENCE=53,
           DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, READ=25, ALLOCATE=59, DEALLOCATE=62,
-          READ_PLUS=68, SEEK=69)
+          READ_PLUS=68, SEEK=69, WRITE=38)
 OPNAME = {v: k for k, v in OP.items()}
 
 ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=20,
@@ -169,6 +169,8 @@ def parse_res(op, d):
         return dict(eof=eof, segs=segs)
     if name == "SEEK":
         return dict(eof=d.u32(), offset=d.u64())
+    if name == "WRITE":
+        return dict(count=d.u32(), committed=d.u32(), verf=d.fixed(8))
     return None
 
 
@@ -236,7 +238,7 @@ class Session:
     """Minor version 1 or 2: a client ID and a session; call(ops) puts
     SEQUENCE first and returns the results of @ops only."""
 
-    def __init__(self, c, minor=1, maxresp=1 << 20):
+    def __init__(self, c, minor=1, maxresp=1 << 20, maxreq=1 << 20):
         self.c, self.minor = c, minor
         owner = b"lt-nfs4raw-%d-%d" % (os.getpid(), id(self))
         st, r = c.call(minor, [("EXCHANGE_ID", b"\0" * 8 + opaque(owner) + u32(0x1) + u32(0) +
@@ -244,7 +246,7 @@ class Session:
         if st:
             raise ValueError("EXCHANGE_ID: " + errname(st))
         ex = r[0][2]
-        chan = u32(0) + u32(1 << 20) + u32(maxresp) + u32(8192) + u32(16) + u32(8) + u32(0)
+        chan = u32(0) + u32(maxreq) + u32(maxresp) + u32(8192) + u32(16) + u32(8) + u32(0)
         st, r = c.call(minor, [("CREATE_SESSION", u64(ex["clientid"]) + u32(ex["seq"]) + u32(0) +
                                 chan + chan + u32(0x40000000) + u32(1) + u32(AUTH_NONE))])
         if st:
@@ -264,10 +266,10 @@ class Session:
 class Conn:
     """call(ops) for minor version 0 (plain) or 1+ (through a Session)."""
 
-    def __init__(self, port, minor=0, uid=0, gid=0, maxresp=1 << 20):
+    def __init__(self, port, minor=0, uid=0, gid=0, maxresp=1 << 20, maxreq=1 << 20):
         self.client = Client(port, uid=uid, gid=gid)
         self.minor = minor
-        self.ses = Session(self.client, minor, maxresp) if minor else None
+        self.ses = Session(self.client, minor, maxresp, maxreq) if minor else None
 
     def call(self, ops):
         if self.ses:
@@ -345,6 +347,11 @@ def seek(offset, what, sid=ANON_STATEID):
 
 def allocate(offset, length, sid=ANON_STATEID):
     return ("ALLOCATE", sid + u64(offset) + u64(length))
+
+
+def write(offset, data, stable=2, sid=ANON_STATEID):
+    """stable: 0 UNSTABLE4, 1 DATA_SYNC4, 2 FILE_SYNC4"""
+    return ("WRITE", sid + u64(offset) + u32(stable) + opaque(data))
 
 
 def deallocate(offset, length, sid=ANON_STATEID):
