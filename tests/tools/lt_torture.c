@@ -227,8 +227,13 @@ static struct {
 	uint64_t replies, whole, shorts, eofs, data_bytes;
 	uint64_t ops[4];
 	uint64_t viol[LT_V_NR];
+	uint64_t races; /* violations that show a reply not taken atomically */
 	uint64_t reported;
 	pthread_mutex_t out_lock;
+
+	struct timespec t0;	     /* readers and writers started */
+	double first_race;	     /* seconds after t0, set by whoever counts race 1 */
+	uint64_t first_race_replies; /* replies checked by then */
 } lt = {
 	.seed = 1,
 	.seconds = 5,
@@ -254,6 +259,15 @@ static void die(const char *what, int err)
 {
 	fprintf(stderr, "lt_torture: %s: %s\n", what, strerror(err));
 	exit(2);
+}
+
+/* seconds since lt.t0 */
+static double elapsed(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - lt.t0.tv_sec) + (double)(t.tv_nsec - lt.t0.tv_nsec) / 1e9;
 }
 
 static void *xrealloc(void *p, size_t n)
@@ -767,7 +781,6 @@ struct lt_reader {
 	uint64_t off, len, buflen;
 	uint32_t s0, s1;
 	int rc;
-	bool race; /* a violation was counted for this reply */
 };
 
 /* a sign that the reply was not taken atomically (not a failed call, not a flagged one) */
@@ -799,8 +812,10 @@ static void violation(struct lt_reader *rd, enum lt_viol v, const char *fmt, ...
 	va_list ap;
 
 	LT_ADD(lt.viol[v], 1);
-	if (lt_is_race(v))
-		rd->race = true;
+	if (lt_is_race(v) && LT_ADD(lt.races, 1) == 1) {
+		lt.first_race = elapsed();
+		lt.first_race_replies = LT_LOAD(lt.replies);
+	}
 	if (LT_ADD(lt.reported, 1) > LT_REPORT_MAX)
 		return;
 	pthread_mutex_lock(&lt.out_lock);
@@ -1100,20 +1115,30 @@ static void intersect(struct lt_reader *rd)
 	rd->nt = n;
 }
 
+/* "region R [start, +len) from buffer offset B" (or "(gap)") into s, its length */
+static int describe_region(unsigned int ri, char *s, size_t len)
+{
+	const struct lt_region *r = &lt.rg[ri];
+
+	if (r->gap)
+		return snprintf(s, len, "region %u [%" PRIu64 ", +%" PRIu64 ") (gap)", ri, r->start,
+				r->len);
+	return snprintf(s, len, "region %u [%" PRIu64 ", +%" PRIu64 ") from buffer offset %" PRIu64,
+			ri, r->start, r->len, r->boff);
+}
+
 static void describe_piece(const struct lt_obs *o, char *s, size_t len)
 {
 	const struct lt_piece *pc = &lt.pc[o->piece];
-	const struct lt_region *r = &lt.rg[pc->region];
-	char from[40] = " (gap)";
-	int n;
+	int n, m;
 
-	if (!r->gap)
-		snprintf(from, sizeof(from), " from buffer offset %" PRIu64 ",", r->boff);
-	n = snprintf(s, len,
-		     "region %u [%" PRIu64 ", +%" PRIu64 ")%s piece [%" PRIu64 ", %" PRIu64
-		     ") shows [%" PRIu64 ", %" PRIu64 ") as ",
-		     pc->region, r->start, r->len, from, pc->start, pc->end, o->a, o->b);
+	n = describe_region(pc->region, s, len);
 	if (n < 0 || (size_t)n >= len)
+		return;
+	m = snprintf(s + n, len - (size_t)n,
+		     ", piece [%" PRIu64 ", %" PRIu64 ") shows [%" PRIu64 ", %" PRIu64 ") as ",
+		     pc->start, pc->end, o->a, o->b);
+	if (m < 0 || (size_t)(n += m) >= len)
 		return;
 	if (o->z == o->a && !o->bad)
 		snprintf(s + n, len - (size_t)n, "zeros");
@@ -1157,8 +1182,13 @@ static void check_snapshot(struct lt_reader *rd)
 	rd->t[0] = (struct lt_ivl){ lo, hi };
 	size_times(rd, rd->res->file_size, lo, hi);
 	if (!rd->nu) {
-		violation(rd, LT_V_SIZE, "file_size %" PRIu64 " never held while the request ran",
-			  rd->res->file_size);
+		desc[0] = '\0';
+		if (rd->res->file_size && rd->res->file_size <= lt.fsize)
+			describe_region(lt.pc[piece_at(rd->res->file_size - 1)].region, desc,
+					sizeof(desc));
+		violation(rd, LT_V_SIZE,
+			  "file_size %" PRIu64 " never held while the request ran (it ends in %s)",
+			  rd->res->file_size, desc);
 		return;
 	}
 	intersect(rd);
@@ -1201,7 +1231,6 @@ static void check_reply(struct lt_reader *rd)
 {
 	const struct lacuna_result *res = rd->res;
 
-	rd->race = false;
 	if (rd->rc) {
 		violation(rd, LT_V_ERROR, "lacuna_sparse_read: %s", strerror(-rd->rc));
 		return;
@@ -1261,15 +1290,8 @@ static void *reader(void *arg)
 					    rd->buf, rd->buflen, rd->res);
 		rd->s1 = LT_LOAD(lt.started);
 		check_reply(rd);
-		if (lt.stop_after) {
-			uint64_t v = 0;
-			int k;
-
-			for (k = 0; k < LT_V_NR; k++)
-				v += lt_is_race(k) ? LT_LOAD(lt.viol[k]) : 0;
-			if (v >= lt.stop_after)
-				LT_STORE(lt.stop, true);
-		}
+		if (lt.stop_after && LT_LOAD(lt.races) >= lt.stop_after)
+			LT_STORE(lt.stop, true);
 	}
 	return NULL;
 }
@@ -1376,6 +1398,27 @@ static void parse(int argc, char **argv)
 	lt.path = argv[optind];
 }
 
+/* How many writes came from each buffer offset, and how many of them in several pieces. */
+static void print_coverage(void)
+{
+	unsigned int c, i, nc = lt.buffer_offset >= 0 ? 1 : LT_NBOFFS;
+
+	printf("# lt_torture: writes by buffer offset (of them in several pieces):");
+	for (c = 0; c < nc; c++) {
+		uint64_t boff = lt.buffer_offset >= 0 ? (uint64_t)lt.buffer_offset : lt_boffs[c];
+		uint64_t all = 0, split = 0;
+
+		for (i = 0; i < lt.nrg; i++) {
+			if (lt.rg[i].boff != boff)
+				continue;
+			all += lt.rg[i].writes;
+			split += lt.rg[i].npieces > 1 ? lt.rg[i].writes : 0;
+		}
+		printf(" %" PRIu64 ": %" PRIu64 " (%" PRIu64 ")", boff, all, split);
+	}
+	printf("\n");
+}
+
 /* The write unit the pieces follow: the mount's, or the one assumed. */
 static void read_unit(void)
 {
@@ -1439,8 +1482,7 @@ int main(int argc, char **argv)
 {
 	pthread_t wt[LT_THREADS_MAX], rt[LT_THREADS_MAX];
 	struct lt_reader *rds;
-	struct timespec t0, t1;
-	uint64_t races = 0, total = 0;
+	uint64_t total = 0;
 	unsigned int i, split = 0;
 	double secs;
 	size_t alen;
@@ -1467,10 +1509,6 @@ int main(int argc, char **argv)
 
 	lt.slice = (lt.fsize + LT_PAGE - 1) & ~(LT_PAGE - 1);
 	rc = lacuna_client_open(lt.rfd, lt.slice * lt.nreaders, &lt.client);
-	if (rc == -ENOTTY) {
-		fprintf(stderr, "lt_torture: %s is not on lacunafs\n", lt.path);
-		return 2;
-	}
 	if (rc)
 		die("lacuna_client_open", -rc);
 	lt.arena = lacuna_client_arena(lt.client, &alen);
@@ -1483,7 +1521,7 @@ int main(int argc, char **argv)
 	rds = calloc(lt.nreaders, sizeof(*rds));
 	if (!rds)
 		die("calloc", ENOMEM);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &lt.t0);
 	for (i = 0; i < lt.nreaders; i++) {
 		rds[i].id = i;
 		rds[i].rng = (lt.seed + 2000 + i) * 0x9E3779B97F4A7C15ULL | 1;
@@ -1501,29 +1539,23 @@ int main(int argc, char **argv)
 		if (rc)
 			die("pthread_create", rc);
 	}
-	for (;;) {
+	while (!LT_LOAD(lt.stop) && elapsed() < lt.seconds)
 		usleep(20000);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		if (LT_LOAD(lt.stop) || secs >= lt.seconds)
-			break;
-	}
 	LT_STORE(lt.stop, true);
 	for (i = 0; i < lt.nwriters; i++)
 		pthread_join(wt[i], NULL);
 	for (i = 0; i < lt.nreaders; i++)
 		pthread_join(rt[i], NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	secs = elapsed();
 
-	for (k = 0; k < LT_V_NR; k++) {
+	for (k = 0; k < LT_V_NR; k++)
 		total += lt.viol[k];
-		races += lt_is_race(k) ? lt.viol[k] : 0;
-	}
 	printf("# lt_torture: %.1f s, changes:", secs);
 	for (k = 0; k < 4; k++)
 		printf(" %" PRIu64 " %s", lt.ops[k], lt_op_names[k]);
-	printf("\n# lt_torture: %" PRIu64 " replies checked (%" PRIu64 " whole-file, %" PRIu64
+	printf("\n");
+	print_coverage();
+	printf("# lt_torture: %" PRIu64 " replies checked (%" PRIu64 " whole-file, %" PRIu64
 	       " EOF, %" PRIu64 " short), %" PRIu64 " MiB of data\n",
 	       lt.replies, lt.whole, lt.eofs, lt.shorts, lt.data_bytes / LT_MIB);
 	printf("# lt_torture: %" PRIu64 " violations:", total);
@@ -1531,10 +1563,19 @@ int main(int argc, char **argv)
 		printf(" %" PRIu64 " %s", lt.viol[k], lt_viol_names[k]);
 	printf("\n");
 
+	if (lt.races)
+		printf("# lt_torture: first race caught after %.3f s, %" PRIu64
+		       " replies checked\n",
+		       lt.first_race, lt.first_race_replies);
+
 	if (lt.expect_race) {
-		pass = races > 0;
-		printf("%s: %s\n", pass ? "PASS" : "FAIL",
-		       pass ? "the race was caught" : "no race caught although one was expected");
+		pass = lt.races > 0;
+		if (pass)
+			printf("PASS: the race was caught\n");
+		else
+			printf("FAIL: timed out after %.1f s: no race caught although one was "
+			       "expected\n",
+			       secs);
 	} else {
 		pass = total == 0 && lt.replies >= lt.min_replies;
 		printf("%s: %s\n", pass ? "PASS" : "FAIL",
