@@ -23,8 +23,8 @@
  * that extend the file). Reader threads ask lacuna_sparse_read() for data
  * on random ranges (up to the whole file, and past its end), each into its
  * own slice of one registered arena, and check every reply. The run lasts
- * --seconds, or until --stop-after violations were found; --layout prints
- * the regions a seed makes.
+ * --seconds, or until --stop-after violations showing a race were found;
+ * --layout prints the regions a seed makes.
  *
  * Operation
  * ---------
@@ -95,7 +95,8 @@
  *
  * Exit status: 0 pass (no violation and at least --min-replies replies
  * checked; with --expect-race: a violation found), 1 fail, 2 bad
- * arguments or a failed call (the message names it).
+ * arguments, a failed call or a mount that gives no write unit (the
+ * message names it).
  */
 #include <endian.h>
 #include <errno.h>
