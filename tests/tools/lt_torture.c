@@ -3,35 +3,54 @@
  * lt_torture: atomicity torture test of the lacunafs sparse-read ioctl.
  *
  *   lt_torture [--seed N] [--seconds S] [--writers W] [--readers R]
- *              [--piece BYTES] [--big N] [--small N] [--min-replies N]
- *              [--stop-after N] [--expect-race] [--layout] FILE
+ *              [--big N] [--small N] [--min-replies N] [--stop-after N]
+ *              [--expect-race] [--assume-unit BYTES] [--buffer-offset N]
+ *              [--layout] FILE
  *
  * FILE (created or truncated; it must be on a lacunafs mount) is cut into
- * regions of varied sizes and alignments: a few bytes to 64 KiB, page
- * aligned or not, and some longer than 1 MiB, with never-written gaps
- * between some of them. Writer threads keep flipping regions, each change
- * one system call on the mount: a pwrite of the whole region with a
- * pattern unique to that write, a PUNCH_HOLE or a ZERO_RANGE (both
- * KEEP_SIZE). The first writer also truncates the file now and then into
- * its last regions and restores the full size, either at once or by
- * rewriting the regions it cut (writes that extend the file). Reader
- * threads ask lacuna_sparse_read() for data on random ranges (up to the
- * whole file, and past its end), each into its own slice of one
- * registered arena, and check every reply. The run lasts --seconds, or
- * until --stop-after violations were found; --layout prints the regions a
- * seed makes.
+ * regions, with never-written gaps between some of them: one region for
+ * each write size of 1 byte, 4 KiB, 64 KiB, 1 MiB - 4 KiB, 1 MiB and
+ * 2.5 MiB and each buffer offset (below), --big more of 1 MiB - 8 KiB to
+ * 3 MiB and --small more of a few bytes to 64 KiB, each starting on a page
+ * of the file or not. A region is always written whole, from one place in
+ * a writer's page-aligned buffer: at offset 0, 1, 212, 511, 2048 or 4095
+ * of a page, its buffer offset (--buffer-offset N puts every region at N).
+ * Writer threads keep flipping regions, each change one system call on
+ * the mount: a pwrite of the whole region with a pattern unique to that
+ * write, a PUNCH_HOLE or a ZERO_RANGE (both KEEP_SIZE). The first writer
+ * also truncates the file now and then into its last regions and restores
+ * the full size, either at once or by rewriting the regions it cut (writes
+ * that extend the file). Reader threads ask lacuna_sparse_read() for data
+ * on random ranges (up to the whole file, and past its end), each into its
+ * own slice of one registered arena, and check every reply. The run lasts
+ * --seconds, or until --stop-after violations showing a race were found;
+ * --layout prints the regions a seed makes.
  *
  * Operation
  * ---------
- * Atomic pieces. The kernel sends a write of a direct_io file to the
- * daemon as FUSE writes of at most max_write bytes (1 MiB for lacunafs),
- * split at the write's start + k * max_write when the user buffer is page
- * aligned (ours are). Each FUSE write takes the range lock on its own, so
- * a write longer than max_write is not atomic even with the lock, and a
- * reader may legally see its first MiB new and its second old. So a region
- * is checked in pieces: [start + k * PIECE, start + (k + 1) * PIECE) for
- * --piece PIECE (default 1 MiB), which must divide the mount's max_write.
- * A region of at most PIECE bytes is one piece.
+ * Atomic pieces. Writable opens of lacunafs are direct_io: the kernel pins
+ * the caller's buffer and sends a write(2) to the daemon as FUSE writes of
+ * at most max_write bytes and at most max_pages pages of that buffer each,
+ * one after the other. A buffer that starts inside a page spends a page on
+ * its first few bytes, so where a write is cut depends on the buffer's
+ * address, not on the file offset: a 1 MiB write from buffer offset 212
+ * arrives as 1 MiB - 212 bytes, then 212. Each FUSE write takes the range
+ * lock on its own, so a reader may legally see the first piece new and the
+ * rest old. The mount tells its unit (LACUNA_IOC_INFO): write_unit, the
+ * largest write that arrives whole from a buffer at any address, and
+ * write_unit_aligned, from a page-aligned one. A FUSE write from buffer
+ * offset a then carries min(rest, write_unit_aligned, write_unit + PAGE -
+ * 1 - a) bytes, write_unit + PAGE - 1 being max_pages pages when they bind,
+ * and the next one starts where it ended (on a page, after a split by
+ * max_pages). All writes of a region use the same buffer offset, so its
+ * pieces are fixed, and a region is checked piece by piece: one of at most
+ * write_unit bytes is always one piece. --assume-unit BYTES checks as if
+ * both units were BYTES (every write cut each BYTES bytes from its start,
+ * whatever its buffer): above write_unit that is wrong for unaligned
+ * buffers, and the run must catch the kernel splitting writes it takes as
+ * whole (a negative control). With --buffer-offset 0 and BYTES =
+ * write_unit_aligned it is right again: page-aligned buffers alone never
+ * show that split.
  *
  * Pattern. Byte j of the 8-byte aligned word w of the file, written by
  * write number g to region r, is 0x80 | 7 bits of the 56-bit payload
@@ -45,7 +64,7 @@
  * first KEEP bytes, zeros after" (g = 0: all zeros; KEEP < piece length
  * only after a truncate cut into it); the file size is logged the same way
  * (a write of several pieces that extends the file passes through the
- * sizes start + k * PIECE).
+ * ends of its pieces).
  *
  * Checks. A reply must be well formed: segments contiguous and covering
  * [offset, next_offset), none past file_size, data within the request and
@@ -76,7 +95,8 @@
  *
  * Exit status: 0 pass (no violation and at least --min-replies replies
  * checked; with --expect-race: a violation found), 1 fail, 2 bad
- * arguments or a failed call (the message names it).
+ * arguments, a failed call or a mount that gives no write unit (the
+ * message names it).
  */
 #include <endian.h>
 #include <errno.h>
@@ -100,8 +120,18 @@
 #define LT_MIB (UINT64_C(1) << 20)
 #define LT_REGIONS_MAX 4096 /* region ids are 12 bits of the pattern */
 #define LT_THREADS_MAX 64
-#define LT_TSET_MAX 256 /* intervals kept while intersecting */
-#define LT_REPORT_MAX 8 /* violations printed in full */
+#define LT_TSET_MAX 256	   /* intervals kept while intersecting */
+#define LT_REPORT_MAX 8	   /* violations printed in full */
+#define LT_BIG (64 * 1024) /* regions longer than this get a third of the changes */
+
+/* where in a page the writes of a region start in the writer's buffer */
+static const uint64_t lt_boffs[] = { 0, 1, 212, 511, 2048, 4095 };
+/* the write sizes every buffer offset has a region of */
+static const uint64_t lt_sizes[] = {
+	1, LT_PAGE, 64 * 1024, LT_MIB - LT_PAGE, LT_MIB, 5 * LT_MIB / 2
+};
+#define LT_NBOFFS (sizeof(lt_boffs) / sizeof(lt_boffs[0]))
+#define LT_NSIZES (sizeof(lt_sizes) / sizeof(lt_sizes[0]))
 
 enum lt_viol {
 	LT_V_STRUCT,   /* malformed reply */
@@ -122,9 +152,10 @@ static const char *const lt_viol_names[LT_V_NR] = {
 
 struct lt_region {
 	uint64_t start, len;
-	bool gap; /* never written: always zeros */
-	bool big; /* longer than one piece */
+	uint64_t boff; /* written from this offset in a page of the buffer */
+	bool gap;      /* never written: always zeros */
 	unsigned int piece0, npieces;
+	uint64_t writes; /* atomic */
 };
 
 /* state of a piece from call seq on: pattern gen on the first keep bytes, then zeros */
@@ -144,18 +175,24 @@ struct lt_piece {
 /* file size from call seq on; a write of several pieces passes through steps */
 struct lt_sent {
 	uint32_t seq;
-	bool steps; /* sizes old < rstart + k * piece < size seen during seq */
-	uint64_t size, old, rstart;
+	bool steps;	     /* during seq, the ends of region's pieces between old and size show */
+	unsigned int region; /* the write's, with steps */
+	uint64_t size, old;
 };
 
 static struct {
 	/* options */
 	uint64_t seed;
 	unsigned int seconds, nwriters, nreaders, nbig, nsmall;
-	uint64_t piece, min_replies, stop_after;
+	uint64_t min_replies, stop_after;
+	uint64_t assume_unit; /* 0: the mount's */
+	int buffer_offset;    /* -1: every one of lt_boffs */
 	bool expect_race;
 	bool print_layout;
 	const char *path;
+
+	/* the write unit the pieces follow (struct lacuna_info) */
+	uint64_t unit, unit_aligned;
 
 	/* layout */
 	struct lt_region *rg;
@@ -165,7 +202,7 @@ static struct {
 	uint64_t fsize;		     /* full size */
 	uint64_t cut_from;	     /* truncates cut at or after this */
 	uint64_t maxlen;	     /* longest region */
-	unsigned int *bigs, *smalls; /* writable regions by size */
+	unsigned int *bigs, *smalls; /* writable regions, longer than LT_BIG or not */
 	unsigned int nbigs, nsmalls;
 
 	int wfd, rfd;
@@ -191,16 +228,21 @@ static struct {
 	uint64_t replies, whole, shorts, eofs, data_bytes;
 	uint64_t ops[4];
 	uint64_t viol[LT_V_NR];
+	uint64_t races; /* violations that show a reply not taken atomically */
 	uint64_t reported;
 	pthread_mutex_t out_lock;
+
+	struct timespec t0;	     /* readers and writers started */
+	double first_race;	     /* seconds after t0, set by whoever counts race 1 */
+	uint64_t first_race_replies; /* replies checked by then */
 } lt = {
 	.seed = 1,
 	.seconds = 5,
 	.nwriters = 2,
 	.nreaders = 4,
-	.nbig = 6,
+	.nbig = 2,
 	.nsmall = 200,
-	.piece = LT_MIB,
+	.buffer_offset = -1,
 	.min_replies = 100,
 	.op_lock = PTHREAD_MUTEX_INITIALIZER,
 	.hist_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -218,6 +260,15 @@ static void die(const char *what, int err)
 {
 	fprintf(stderr, "lt_torture: %s: %s\n", what, strerror(err));
 	exit(2);
+}
+
+/* seconds since lt.t0 */
+static double elapsed(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - lt.t0.tv_sec) + (double)(t.tv_nsec - lt.t0.tv_nsec) / 1e9;
 }
 
 static void *xrealloc(void *p, size_t n)
@@ -351,7 +402,12 @@ static uint64_t zero_len(const uint8_t *p, uint64_t n)
 
 /* ---------------------------------------------------------------- layout */
 
-static void add_region(uint64_t *off, uint64_t len, bool gap)
+struct lt_item {
+	uint64_t len, boff;
+	bool aligned; /* starts on a page of the file */
+};
+
+static void add_region(uint64_t *off, const struct lt_item *it, bool gap)
 {
 	struct lt_region *r;
 
@@ -361,103 +417,135 @@ static void add_region(uint64_t *off, uint64_t len, bool gap)
 	r = &lt.rg[lt.nrg++];
 	memset(r, 0, sizeof(*r));
 	r->start = *off;
-	r->len = len;
+	r->len = it->len;
+	r->boff = it->boff;
 	r->gap = gap;
-	r->big = len > lt.piece;
-	*off += len;
+	*off += it->len;
+	if (r->len > lt.maxlen)
+		lt.maxlen = r->len;
+	if (gap)
+		return;
+	if (r->len > LT_BIG) {
+		lt.bigs = xrealloc(lt.bigs, (lt.nbigs + 1) * sizeof(*lt.bigs));
+		lt.bigs[lt.nbigs++] = lt.nrg - 1;
+	} else {
+		lt.smalls = xrealloc(lt.smalls, (lt.nsmalls + 1) * sizeof(*lt.smalls));
+		lt.smalls[lt.nsmalls++] = lt.nrg - 1;
+	}
 }
 
 /*
- * Big regions (piece + 1 byte .. 3 pieces, some page aligned), small ones
- * (1-64 bytes, up to a page, aligned pages up to 64 KiB, unaligned up to
- * 64 KiB), in a shuffled order, a big one second to last so that the
- * truncates cut into it; gaps make aligned regions start on a page.
+ * A random region: big (1 MiB - 8 KiB .. 3 MiB, some page aligned, the
+ * shortest of them one piece from any buffer) or small (1-64 bytes, up to
+ * a page, aligned pages up to 64 KiB, unaligned up to 64 KiB).
+ */
+static void random_item(uint64_t *s, struct lt_item *it, bool big)
+{
+	unsigned int c = (unsigned int)rnd_in(s, 0, 9);
+
+	it->boff = lt_boffs[rnd_in(s, 0, LT_NBOFFS - 1)];
+	if (big) {
+		it->aligned = c < 4;
+		it->len = rnd_in(s, LT_MIB - 2 * LT_PAGE, 3 * LT_MIB);
+	} else if (c < 3) {
+		it->len = rnd_in(s, 1, 64);
+	} else if (c < 6) {
+		it->len = rnd_in(s, 65, LT_PAGE);
+	} else if (c < 8) {
+		it->aligned = true;
+		it->len = rnd_in(s, 1, 16) * LT_PAGE;
+	} else {
+		it->len = rnd_in(s, LT_PAGE + 1, 64 * 1024);
+	}
+	if (it->aligned)
+		it->len = (it->len + LT_PAGE - 1) & ~(LT_PAGE - 1);
+}
+
+/*
+ * The regions of every size of lt_sizes from every buffer offset, then
+ * --big and --small random ones, in a shuffled order, one longer than
+ * 1 MiB second to last so that the truncates cut into it; gaps make
+ * aligned regions start on a page.
  */
 static void make_layout(void)
 {
-	unsigned int n = lt.nbig + lt.nsmall, i, k;
+	unsigned int nfix = LT_NBOFFS * LT_NSIZES, n = nfix + lt.nbig + lt.nsmall, i, k;
 	uint64_t s = lt.seed * 0x9E3779B97F4A7C15ULL + 1, off = 0;
-	struct item {
-		uint64_t len;
-		bool aligned;
-	} *it = calloc(n, sizeof(*it));
+	struct lt_item *it = calloc(n, sizeof(*it));
 
 	if (!it)
 		die("calloc", ENOMEM);
 	for (i = 0; i < n; i++) {
-		unsigned int c = (unsigned int)rnd_in(&s, 0, 9);
-
-		if (i < lt.nbig) {
-			it[i].aligned = c < 4;
-			it[i].len = rnd_in(&s, lt.piece + 1, 3 * lt.piece);
-		} else if (c < 3) {
-			it[i].len = rnd_in(&s, 1, 64);
-		} else if (c < 6) {
-			it[i].len = rnd_in(&s, 65, LT_PAGE);
-		} else if (c < 8) {
-			it[i].aligned = true;
-			it[i].len = rnd_in(&s, 1, 16) * LT_PAGE;
+		if (i < nfix) {
+			it[i].len = lt_sizes[i / LT_NBOFFS];
+			it[i].boff = lt_boffs[i % LT_NBOFFS];
+			it[i].aligned = rnd_in(&s, 0, 1);
 		} else {
-			it[i].len = rnd_in(&s, LT_PAGE + 1, 64 * 1024);
+			random_item(&s, &it[i], i < nfix + lt.nbig);
 		}
-		if (it[i].aligned)
-			it[i].len = (it[i].len + LT_PAGE - 1) & ~(LT_PAGE - 1);
+		if (lt.buffer_offset >= 0)
+			it[i].boff = (uint64_t)lt.buffer_offset;
 	}
 	for (i = n - 1; i > 0; i--) {
-		struct item t = it[i];
+		struct lt_item t = it[i];
 
 		k = (unsigned int)rnd_in(&s, 0, i);
 		it[i] = it[k];
 		it[k] = t;
 	}
-	for (k = 0; k < n && it[k].len <= lt.piece; k++)
+	for (k = 0; k < n && it[k].len <= LT_MIB; k++)
 		;
-	if (k < n && n >= 3) {
-		struct item t = it[n - 2];
+	if (k < n) {
+		struct lt_item t = it[n - 2];
 
 		it[n - 2] = it[k];
 		it[k] = t;
 	}
 	for (i = 0; i < n; i++) {
-		if (it[i].aligned && (off & (LT_PAGE - 1))) {
-			uint64_t up = (off + LT_PAGE - 1) & ~(LT_PAGE - 1);
+		struct lt_item gap = { 0 };
 
-			add_region(&off, up - off, true);
-		} else if (rnd_in(&s, 0, 9) == 0) {
-			add_region(&off, rnd_in(&s, 1, 3 * LT_PAGE), true);
-		}
-		add_region(&off, it[i].len, false);
+		if (it[i].aligned && (off & (LT_PAGE - 1)))
+			gap.len = ((off + LT_PAGE - 1) & ~(LT_PAGE - 1)) - off;
+		else if (rnd_in(&s, 0, 9) == 0)
+			gap.len = rnd_in(&s, 1, 3 * LT_PAGE);
+		if (gap.len)
+			add_region(&off, &gap, true);
+		add_region(&off, &it[i], false);
 	}
 	free(it);
 	lt.fsize = off;
-	lt.cut_from = lt.rg[lt.nrg >= 3 ? lt.nrg - 3 : 0].start;
+	lt.cut_from = lt.rg[lt.nrg - 3].start;
+}
+
+/* The bytes of the FUSE write that carries the next rest bytes of a write from buffer offset a. */
+static uint64_t piece_len(uint64_t a, uint64_t rest)
+{
+	uint64_t n = lt.unit + LT_PAGE - 1 - a;
+
+	if (n > lt.unit_aligned)
+		n = lt.unit_aligned;
+	return n < rest ? n : rest;
+}
+
+/* Cut every region into the pieces its writes arrive in. */
+static void make_pieces(void)
+{
+	unsigned int i;
 
 	for (i = 0; i < lt.nrg; i++) {
 		struct lt_region *r = &lt.rg[i];
-		uint64_t p;
+		uint64_t x, n, a = r->boff, end = r->start + r->len;
 
 		r->piece0 = lt.npc;
-		if (!r->gap) {
-			if (r->big) {
-				lt.bigs = xrealloc(lt.bigs, (lt.nbigs + 1) * sizeof(*lt.bigs));
-				lt.bigs[lt.nbigs++] = i;
-			} else {
-				lt.smalls =
-					xrealloc(lt.smalls, (lt.nsmalls + 1) * sizeof(*lt.smalls));
-				lt.smalls[lt.nsmalls++] = i;
-			}
-		}
-		if (r->len > lt.maxlen)
-			lt.maxlen = r->len;
-		for (p = r->start; p < r->start + r->len; p += lt.piece) {
+		for (x = r->start; x < end; x += n, a = (a + n) % LT_PAGE) {
 			struct lt_piece *pc;
 
+			n = piece_len(a, end - x);
 			lt.pc = xrealloc(lt.pc, (lt.npc + 1) * sizeof(*lt.pc));
 			pc = &lt.pc[lt.npc++];
 			memset(pc, 0, sizeof(*pc));
-			pc->start = p;
-			pc->end =
-				p + lt.piece < r->start + r->len ? p + lt.piece : r->start + r->len;
+			pc->start = x;
+			pc->end = x + n;
 			pc->region = i;
 			r->npieces++;
 		}
@@ -480,6 +568,14 @@ static unsigned int piece_at(uint64_t x)
 	return lo;
 }
 
+/* Does a piece of region ri end at x (0 < x <= fsize)? */
+static bool piece_ends_at(unsigned int ri, uint64_t x)
+{
+	const struct lt_piece *pc = &lt.pc[piece_at(x - 1)];
+
+	return pc->region == ri && pc->end == x;
+}
+
 /* ---------------------------------------------------------------- history */
 
 static void hist_add(struct lt_piece *pc, uint32_t seq, uint32_t gen, uint64_t keep)
@@ -491,13 +587,13 @@ static void hist_add(struct lt_piece *pc, uint32_t seq, uint32_t gen, uint64_t k
 	pc->h[pc->n++] = (struct lt_hent){ seq, gen, gen ? keep : 0 };
 }
 
-static void size_add(uint32_t seq, uint64_t size, bool steps, uint64_t rstart)
+static void size_add(uint32_t seq, uint64_t size, bool steps, unsigned int region)
 {
 	if (lt.nsz == lt.capsz) {
 		lt.capsz = lt.capsz ? 2 * lt.capsz : 64;
 		lt.sz = xrealloc(lt.sz, lt.capsz * sizeof(*lt.sz));
 	}
-	lt.sz[lt.nsz++] = (struct lt_sent){ seq, steps, size, lt.cur_size, rstart };
+	lt.sz[lt.nsz++] = (struct lt_sent){ seq, steps, region, size, lt.cur_size };
 	lt.cur_size = size;
 }
 
@@ -535,7 +631,7 @@ static void do_op(enum lt_op op, unsigned int ri, uint64_t cut, const uint8_t *b
 			hist_add(pc, seq, op == LT_OP_WRITE ? gen : 0, pc->end - pc->start);
 		}
 		if (op == LT_OP_WRITE && r->start + r->len > lt.cur_size)
-			size_add(seq, r->start + r->len, r->npieces > 1, r->start);
+			size_add(seq, r->start + r->len, r->npieces > 1, ri);
 	}
 	pthread_mutex_unlock(&lt.hist_lock);
 	LT_STORE(lt.started, seq);
@@ -570,16 +666,18 @@ static void do_op(enum lt_op op, unsigned int ri, uint64_t cut, const uint8_t *b
 	LT_STORE(lt.done, seq);
 	pthread_mutex_unlock(&lt.op_lock);
 	LT_ADD(lt.ops[op], 1);
+	if (op == LT_OP_WRITE)
+		LT_ADD(r->writes, 1);
 }
 
 /* ---------------------------------------------------------------- writers */
 
-static uint8_t *alloc_aligned(size_t len)
+/* a writer's buffer: page aligned, room for any region at any buffer offset */
+static uint8_t *alloc_buffer(void)
 {
 	void *p;
 
-	/* page aligned: the kernel then splits big writes at start + k MiB */
-	if (posix_memalign(&p, LT_PAGE, len ? len : 1))
+	if (posix_memalign(&p, LT_PAGE, lt.maxlen + LT_PAGE))
 		die("posix_memalign", ENOMEM);
 	return p;
 }
@@ -592,14 +690,16 @@ static unsigned int pick_region(uint64_t *s)
 	return lt.smalls[rnd_in(s, 0, lt.nsmalls - 1)];
 }
 
+/* a new pattern over region ri, written from its buffer offset in buf */
 static void write_region(unsigned int ri, uint8_t *buf)
 {
+	const struct lt_region *r = &lt.rg[ri];
 	uint32_t gen = LT_ADD(lt.next_gen, 1);
 	struct lt_pat pt;
 
 	pat_init(&pt, gen, ri);
-	pat_fill(&pt, lt.rg[ri].start, buf, lt.rg[ri].len);
-	do_op(LT_OP_WRITE, ri, 0, buf, gen);
+	pat_fill(&pt, r->start, buf + r->boff, r->len);
+	do_op(LT_OP_WRITE, ri, 0, buf + r->boff, gen);
 }
 
 static void random_change(uint64_t *s, uint8_t *buf)
@@ -638,7 +738,7 @@ static void *writer(void *arg)
 {
 	unsigned int id = (unsigned int)(uintptr_t)arg;
 	uint64_t s = (lt.seed + 1000 + id) * 0x9E3779B97F4A7C15ULL | 1;
-	uint8_t *buf = alloc_aligned(lt.maxlen);
+	uint8_t *buf = alloc_buffer();
 
 	while (!LT_LOAD(lt.stop)) {
 		if (id == 0 && rnd_in(&s, 0, 3) == 0)
@@ -682,7 +782,6 @@ struct lt_reader {
 	uint64_t off, len, buflen;
 	uint32_t s0, s1;
 	int rc;
-	bool race; /* a violation was counted for this reply */
 };
 
 /* a sign that the reply was not taken atomically (not a failed call, not a flagged one) */
@@ -714,8 +813,10 @@ static void violation(struct lt_reader *rd, enum lt_viol v, const char *fmt, ...
 	va_list ap;
 
 	LT_ADD(lt.viol[v], 1);
-	if (lt_is_race(v))
-		rd->race = true;
+	if (lt_is_race(v) && LT_ADD(lt.races, 1) == 1) {
+		lt.first_race = elapsed();
+		lt.first_race_replies = LT_LOAD(lt.replies);
+	}
 	if (LT_ADD(lt.reported, 1) > LT_REPORT_MAX)
 		return;
 	pthread_mutex_lock(&lt.out_lock);
@@ -976,9 +1077,9 @@ static void size_times(struct lt_reader *rd, uint64_t size, uint64_t lo, uint64_
 			 h = i + 1 < lt.nsz ? 2ULL * lt.sz[i + 1].seq : UINT64_MAX;
 
 		if (e->size != size) {
-			/* during a write of several pieces past EOF, each step shows */
-			if (!e->steps || size <= e->old || size >= e->size || size <= e->rstart ||
-			    (size - e->rstart) % lt.piece)
+			/* during a write of several pieces past EOF, each piece's end shows */
+			if (!e->steps || size <= e->old || size >= e->size ||
+			    !piece_ends_at(e->region, size))
 				continue;
 			h = l;
 		}
@@ -1015,18 +1116,30 @@ static void intersect(struct lt_reader *rd)
 	rd->nt = n;
 }
 
+/* "region R [start, +len) from buffer offset B" (or "(gap)") into s, its length */
+static int describe_region(unsigned int ri, char *s, size_t len)
+{
+	const struct lt_region *r = &lt.rg[ri];
+
+	if (r->gap)
+		return snprintf(s, len, "region %u [%" PRIu64 ", +%" PRIu64 ") (gap)", ri, r->start,
+				r->len);
+	return snprintf(s, len, "region %u [%" PRIu64 ", +%" PRIu64 ") from buffer offset %" PRIu64,
+			ri, r->start, r->len, r->boff);
+}
+
 static void describe_piece(const struct lt_obs *o, char *s, size_t len)
 {
 	const struct lt_piece *pc = &lt.pc[o->piece];
-	const struct lt_region *r = &lt.rg[pc->region];
-	int n;
+	int n, m;
 
-	n = snprintf(s, len,
-		     "region %u [%" PRIu64 ", +%" PRIu64 ")%s piece [%" PRIu64 ", %" PRIu64
-		     ") shows [%" PRIu64 ", %" PRIu64 ") as ",
-		     pc->region, r->start, r->len, r->gap ? " (gap)" : "", pc->start, pc->end, o->a,
-		     o->b);
+	n = describe_region(pc->region, s, len);
 	if (n < 0 || (size_t)n >= len)
+		return;
+	m = snprintf(s + n, len - (size_t)n,
+		     ", piece [%" PRIu64 ", %" PRIu64 ") shows [%" PRIu64 ", %" PRIu64 ") as ",
+		     pc->start, pc->end, o->a, o->b);
+	if (m < 0 || (size_t)(n += m) >= len)
 		return;
 	if (o->z == o->a && !o->bad)
 		snprintf(s + n, len - (size_t)n, "zeros");
@@ -1070,8 +1183,13 @@ static void check_snapshot(struct lt_reader *rd)
 	rd->t[0] = (struct lt_ivl){ lo, hi };
 	size_times(rd, rd->res->file_size, lo, hi);
 	if (!rd->nu) {
-		violation(rd, LT_V_SIZE, "file_size %" PRIu64 " never held while the request ran",
-			  rd->res->file_size);
+		desc[0] = '\0';
+		if (rd->res->file_size && rd->res->file_size <= lt.fsize)
+			describe_region(lt.pc[piece_at(rd->res->file_size - 1)].region, desc,
+					sizeof(desc));
+		violation(rd, LT_V_SIZE,
+			  "file_size %" PRIu64 " never held while the request ran (it ends in %s)",
+			  rd->res->file_size, desc);
 		return;
 	}
 	intersect(rd);
@@ -1114,7 +1232,6 @@ static void check_reply(struct lt_reader *rd)
 {
 	const struct lacuna_result *res = rd->res;
 
-	rd->race = false;
 	if (rd->rc) {
 		violation(rd, LT_V_ERROR, "lacuna_sparse_read: %s", strerror(-rd->rc));
 		return;
@@ -1174,15 +1291,8 @@ static void *reader(void *arg)
 					    rd->buf, rd->buflen, rd->res);
 		rd->s1 = LT_LOAD(lt.started);
 		check_reply(rd);
-		if (lt.stop_after) {
-			uint64_t v = 0;
-			int k;
-
-			for (k = 0; k < LT_V_NR; k++)
-				v += lt_is_race(k) ? LT_LOAD(lt.viol[k]) : 0;
-			if (v >= lt.stop_after)
-				LT_STORE(lt.stop, true);
-		}
+		if (lt.stop_after && LT_LOAD(lt.races) >= lt.stop_after)
+			LT_STORE(lt.stop, true);
 	}
 	return NULL;
 }
@@ -1193,9 +1303,12 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: lt_torture [--seed N] [--seconds S] [--writers W] [--readers R]\n"
-		"                  [--piece BYTES] [--big N] [--small N] [--min-replies N]\n"
-		"                  [--stop-after N] [--expect-race] [--layout] FILE\n"
+		"                  [--big N] [--small N] [--min-replies N] [--stop-after N]\n"
+		"                  [--expect-race] [--assume-unit BYTES] [--buffer-offset N]\n"
+		"                  [--layout] FILE\n"
 		"FILE must be on a lacunafs mount; it is overwritten.\n"
+		"--assume-unit checks against BYTES instead of the mount's write unit.\n"
+		"--buffer-offset writes every region from offset N (0-4095) of a page.\n"
 		"--layout prints the regions the seed makes, and exits.\n");
 	exit(2);
 }
@@ -1219,15 +1332,17 @@ static void parse(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "writers", required_argument, NULL, 'w' },
 		{ "readers", required_argument, NULL, 'r' },
-		{ "piece", required_argument, NULL, 'p' },
 		{ "big", required_argument, NULL, 'b' },
 		{ "small", required_argument, NULL, 'm' },
 		{ "min-replies", required_argument, NULL, 'n' },
 		{ "stop-after", required_argument, NULL, 'a' },
 		{ "expect-race", no_argument, NULL, 'x' },
+		{ "assume-unit", required_argument, NULL, 'u' },
+		{ "buffer-offset", required_argument, NULL, 'o' },
 		{ "layout", no_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t v;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1244,9 +1359,6 @@ static void parse(int argc, char **argv)
 		case 'r':
 			lt.nreaders = (unsigned int)num(optarg);
 			break;
-		case 'p':
-			lt.piece = num(optarg);
-			break;
 		case 'b':
 			lt.nbig = (unsigned int)num(optarg);
 			break;
@@ -1262,6 +1374,17 @@ static void parse(int argc, char **argv)
 		case 'x':
 			lt.expect_race = true;
 			break;
+		case 'u':
+			lt.assume_unit = num(optarg);
+			if (!lt.assume_unit || lt.assume_unit > UINT32_MAX)
+				usage();
+			break;
+		case 'o':
+			v = num(optarg);
+			if (v >= LT_PAGE)
+				usage();
+			lt.buffer_offset = (int)v;
+			break;
 		case 'l':
 			lt.print_layout = true;
 			break;
@@ -1270,38 +1393,86 @@ static void parse(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || !lt.nwriters || !lt.nreaders || lt.nwriters > LT_THREADS_MAX ||
-	    lt.nreaders > LT_THREADS_MAX || lt.piece < LT_PAGE || lt.nbig + lt.nsmall < 3 ||
-	    lt.nbig + lt.nsmall > LT_REGIONS_MAX / 2)
+	    lt.nreaders > LT_THREADS_MAX ||
+	    LT_NBOFFS * LT_NSIZES + lt.nbig + lt.nsmall > LT_REGIONS_MAX / 2)
 		usage();
 	lt.path = argv[optind];
 }
 
-/* Fresh file of full size, then a first state for every region. */
+/* How many writes came from each buffer offset, and how many of them in several pieces. */
+static void print_coverage(void)
+{
+	unsigned int c, i, nc = lt.buffer_offset >= 0 ? 1 : LT_NBOFFS;
+
+	printf("# lt_torture: writes by buffer offset (of them in several pieces):");
+	for (c = 0; c < nc; c++) {
+		uint64_t boff = lt.buffer_offset >= 0 ? (uint64_t)lt.buffer_offset : lt_boffs[c];
+		uint64_t all = 0, split = 0;
+
+		for (i = 0; i < lt.nrg; i++) {
+			if (lt.rg[i].boff != boff)
+				continue;
+			all += lt.rg[i].writes;
+			split += lt.rg[i].npieces > 1 ? lt.rg[i].writes : 0;
+		}
+		printf(" %" PRIu64 ": %" PRIu64 " (%" PRIu64 ")", boff, all, split);
+	}
+	printf("\n");
+}
+
+/* The write unit the pieces follow: the mount's, or the one assumed. */
+static void read_unit(void)
+{
+	struct lacuna_info info;
+
+	if (!lacuna_is_lacunafs(lt.wfd, &info)) {
+		fprintf(stderr, "lt_torture: %s is not on lacunafs (LACUNA_IOC_INFO failed)\n",
+			lt.path);
+		exit(2);
+	}
+	if (!info.write_unit || info.write_unit > info.write_unit_aligned ||
+	    info.write_unit_aligned > info.write_unit + LT_PAGE - 1) {
+		fprintf(stderr,
+			"lt_torture: %s: the mount gives no usable write unit (LACUNA_IOC_INFO: "
+			"write_unit %u, write_unit_aligned %u)\n",
+			lt.path, info.write_unit, info.write_unit_aligned);
+		exit(2);
+	}
+	if (sysconf(_SC_PAGESIZE) != (long)LT_PAGE) {
+		fprintf(stderr,
+			"lt_torture: pages of %ld bytes: the piece model knows %" PRIu64 " only\n",
+			sysconf(_SC_PAGESIZE), LT_PAGE);
+		exit(2);
+	}
+	lt.unit = lt.assume_unit ? lt.assume_unit : info.write_unit;
+	lt.unit_aligned = lt.assume_unit ? lt.assume_unit : info.write_unit_aligned;
+	printf("# lt_torture: the mount's write unit is %u bytes from any buffer, %u from a "
+	       "page-aligned one%s\n",
+	       info.write_unit, info.write_unit_aligned,
+	       lt.assume_unit ? "; checking as if both were --assume-unit" : "");
+}
+
+/* Fresh file of full size, its pieces, then a first state for every region. */
 static void setup_file(void)
 {
 	uint64_t s = lt.seed * 31 + 7;
-	uint8_t *buf = alloc_aligned(lt.maxlen);
 	unsigned int i;
+	uint8_t *buf;
 
 	lt.wfd = open(lt.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (lt.wfd < 0)
 		die(lt.path, errno);
+	read_unit();
+	make_pieces();
 	if (ftruncate(lt.wfd, (off_t)lt.fsize) < 0)
 		die("ftruncate", errno);
 	for (i = 0; i < lt.npc; i++)
 		hist_add(&lt.pc[i], 0, 0, 0);
 	size_add(0, lt.fsize, false, 0);
-	for (i = 0; i < lt.nrg; i++) {
-		struct lt_pat pt;
-		uint32_t gen;
-
-		if (lt.rg[i].gap || rnd_in(&s, 0, 2) == 0)
-			continue;
-		gen = LT_ADD(lt.next_gen, 1);
-		pat_init(&pt, gen, i);
-		pat_fill(&pt, lt.rg[i].start, buf, lt.rg[i].len);
-		do_op(LT_OP_WRITE, i, 0, buf, gen);
-	}
+	buf = alloc_buffer();
+	for (i = 0; i < lt.nrg; i++)
+		if (!lt.rg[i].gap && rnd_in(&s, 0, 2) != 0)
+			write_region(i, buf);
 	free(buf);
 	lt.rfd = open(lt.path, O_RDONLY | O_CLOEXEC);
 	if (lt.rfd < 0)
@@ -1312,9 +1483,8 @@ int main(int argc, char **argv)
 {
 	pthread_t wt[LT_THREADS_MAX], rt[LT_THREADS_MAX];
 	struct lt_reader *rds;
-	struct timespec t0, t1;
-	uint64_t races = 0, total = 0;
-	unsigned int i, big = 0;
+	uint64_t total = 0;
+	unsigned int i, split = 0;
 	double secs;
 	size_t alen;
 	int rc, k;
@@ -1325,37 +1495,34 @@ int main(int argc, char **argv)
 	make_layout();
 	if (lt.print_layout) {
 		for (i = 0; i < lt.nrg; i++)
-			printf("region %u [%" PRIu64 ", %" PRIu64 ") %" PRIu64 " bytes%s%s\n", i,
-			       lt.rg[i].start, lt.rg[i].start + lt.rg[i].len, lt.rg[i].len,
-			       lt.rg[i].gap ? " gap" : "", lt.rg[i].big ? " big" : "");
+			printf("region %u [%" PRIu64 ", %" PRIu64 ") %" PRIu64 " bytes%s%" PRIu64
+			       "\n",
+			       i, lt.rg[i].start, lt.rg[i].start + lt.rg[i].len, lt.rg[i].len,
+			       lt.rg[i].gap ? " gap, buffer offset " : ", buffer offset ",
+			       lt.rg[i].boff);
 		printf("size %" PRIu64 ", truncates cut at or after %" PRIu64 "\n", lt.fsize,
 		       lt.cut_from);
 		return 0;
 	}
-	for (i = 0; i < lt.nrg; i++)
-		big += lt.rg[i].big;
 	setup_file();
+	for (i = 0; i < lt.nrg; i++)
+		split += lt.rg[i].npieces > 1;
 
 	lt.slice = (lt.fsize + LT_PAGE - 1) & ~(LT_PAGE - 1);
 	rc = lacuna_client_open(lt.rfd, lt.slice * lt.nreaders, &lt.client);
-	if (rc == -ENOTTY) {
-		fprintf(stderr, "lt_torture: %s is not on lacunafs\n", lt.path);
-		return 2;
-	}
 	if (rc)
 		die("lacuna_client_open", -rc);
 	lt.arena = lacuna_client_arena(lt.client, &alen);
 
-	printf("# lt_torture: seed %" PRIu64 ", file %" PRIu64 " bytes, %u regions (%u longer "
-	       "than a piece), %u pieces of at most %" PRIu64 " bytes, %u writers, %u readers, "
-	       "%u s%s\n",
-	       lt.seed, lt.fsize, lt.nrg, big, lt.npc, lt.piece, lt.nwriters, lt.nreaders,
-	       lt.seconds, lt.expect_race ? ", expecting a race" : "");
+	printf("# lt_torture: seed %" PRIu64 ", file %" PRIu64 " bytes, %u regions (%u written "
+	       "in several pieces), %u pieces, %u writers, %u readers, %u s%s\n",
+	       lt.seed, lt.fsize, lt.nrg, split, lt.npc, lt.nwriters, lt.nreaders, lt.seconds,
+	       lt.expect_race ? ", expecting a race" : "");
 
 	rds = calloc(lt.nreaders, sizeof(*rds));
 	if (!rds)
 		die("calloc", ENOMEM);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &lt.t0);
 	for (i = 0; i < lt.nreaders; i++) {
 		rds[i].id = i;
 		rds[i].rng = (lt.seed + 2000 + i) * 0x9E3779B97F4A7C15ULL | 1;
@@ -1373,29 +1540,23 @@ int main(int argc, char **argv)
 		if (rc)
 			die("pthread_create", rc);
 	}
-	for (;;) {
+	while (!LT_LOAD(lt.stop) && elapsed() < lt.seconds)
 		usleep(20000);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		if (LT_LOAD(lt.stop) || secs >= lt.seconds)
-			break;
-	}
 	LT_STORE(lt.stop, true);
 	for (i = 0; i < lt.nwriters; i++)
 		pthread_join(wt[i], NULL);
 	for (i = 0; i < lt.nreaders; i++)
 		pthread_join(rt[i], NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	secs = elapsed();
 
-	for (k = 0; k < LT_V_NR; k++) {
+	for (k = 0; k < LT_V_NR; k++)
 		total += lt.viol[k];
-		races += lt_is_race(k) ? lt.viol[k] : 0;
-	}
 	printf("# lt_torture: %.1f s, changes:", secs);
 	for (k = 0; k < 4; k++)
 		printf(" %" PRIu64 " %s", lt.ops[k], lt_op_names[k]);
-	printf("\n# lt_torture: %" PRIu64 " replies checked (%" PRIu64 " whole-file, %" PRIu64
+	printf("\n");
+	print_coverage();
+	printf("# lt_torture: %" PRIu64 " replies checked (%" PRIu64 " whole-file, %" PRIu64
 	       " EOF, %" PRIu64 " short), %" PRIu64 " MiB of data\n",
 	       lt.replies, lt.whole, lt.eofs, lt.shorts, lt.data_bytes / LT_MIB);
 	printf("# lt_torture: %" PRIu64 " violations:", total);
@@ -1403,10 +1564,19 @@ int main(int argc, char **argv)
 		printf(" %" PRIu64 " %s", lt.viol[k], lt_viol_names[k]);
 	printf("\n");
 
+	if (lt.races)
+		printf("# lt_torture: first race caught after %.3f s, %" PRIu64
+		       " replies checked\n",
+		       lt.first_race, lt.first_race_replies);
+
 	if (lt.expect_race) {
-		pass = races > 0;
-		printf("%s: %s\n", pass ? "PASS" : "FAIL",
-		       pass ? "the race was caught" : "no race caught although one was expected");
+		pass = lt.races > 0;
+		if (pass)
+			printf("PASS: the race was caught\n");
+		else
+			printf("FAIL: timed out after %.1f s: no race caught although one was "
+			       "expected\n",
+			       secs);
 	} else {
 		pass = total == 0 && lt.replies >= lt.min_replies;
 		printf("%s: %s\n", pass ? "PASS" : "FAIL",
