@@ -4,40 +4,77 @@
  *
  *   lt_nfs_torture --port P --name PATH [--host A] [--seed N] [--seconds S]
  *                  [--writers W] [--readers R] [--small N] [--big N]
- *                  [--min-replies N] [--stop-after N] [--expect-race] FILE
+ *                  [--nfs-writes] [--min-replies N] [--max-replies N]
+ *                  [--stop-after N] [--timeout T] [--expect-race[=KIND]] FILE
  *
  * FILE (created or truncated) is a file on the lacunafs mount that a
  * lacunad on A:P (default 127.0.0.1) exports; PATH is the same file as
  * the NFS client names it, relative to the export's root. FILE is cut
- * into regions of varied sizes and alignments (a few bytes to 1 MiB, with
- * never-written gaps between some of them). Writer threads keep changing
- * regions through the mount, each change one system call: a pwrite of the
- * whole region with a pattern unique to that write, a PUNCH_HOLE or a
- * ZERO_RANGE (KEEP_SIZE); the first writer also truncates the file into
- * its last regions and restores the size, at once or by rewriting the
- * regions it cut (writes that extend the file). Reader threads, each over
- * its own TCP connection and NFSv4.2 session (EXCHANGE_ID, CREATE_SESSION,
- * RECLAIM_COMPLETE), send SEQUENCE + PUTFH + READ_PLUS with the anonymous
- * stateid on random ranges (region starts, anywhere, around and past EOF;
- * 1 byte to 1 MiB) and check every reply. The run lasts --seconds or until
- * --stop-after violations were found.
+ * into regions of varied sizes and alignments, with never-written gaps
+ * between some of them: random ones (a few bytes to 1 MiB) and probes of
+ * the sizes that matter, 1 byte, 4 KiB, 64 KiB, 1 MiB - 4 KiB, 1 MiB,
+ * the mount's write unit and one byte more, over 1 MiB (through the
+ * mount) or up to the server's maxwrite (over NFS), each once at a page
+ * boundary and once not. Reader threads, each over its own TCP connection
+ * and NFSv4.2 session (EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE),
+ * send SEQUENCE + PUTFH + READ_PLUS with the anonymous stateid on random
+ * ranges (region starts, probes, anywhere, around and past EOF; 1 byte to
+ * 1 MiB) and check every reply. Writer threads change regions, each
+ * change one call, in one of two modes:
+ *
+ *   through the mount (default): a pwrite of the whole region with a
+ *   pattern unique to that write, from a buffer starting at byte 0, 1,
+ *   212, 511, 2048 or 4095 of a page, a PUNCH_HOLE or a ZERO_RANGE
+ *   (KEEP_SIZE); the first writer also truncates the file into its last
+ *   regions and restores the size, at once or by rewriting the regions
+ *   it cut (writes that extend the file).
+ *
+ *   over NFS (--nfs-writes): each writer over its own TCP connection and
+ *   NFSv4.2 session, with the open stateid of its OPEN (CLAIM_FH, share
+ *   WRITE) or the anonymous stateid, a coin toss per call: WRITE of the
+ *   whole region FILE_SYNC4, UNSTABLE4, UNSTABLE4 followed by a COMMIT,
+ *   or DEALLOCATE of the region. The bytes ahead of a WRITE's data vary
+ *   (COMPOUND tag, AUTH_SYS machine name and gids), so the data lands at
+ *   many offsets of the server's receive buffer.
+ *
+ * The run lasts at least --seconds and until --min-replies replies were
+ * checked; it ends early at --stop-after violations or at --max-replies
+ * replies. --timeout (default 600 s) only guards against a hang: a run
+ * still going then fails, saying it timed out.
  *
  * Operation
  * ---------
- * A region is at most 1 MiB, lacunafs's max_write, so each pwrite reaches
- * lacunafs as one FUSE write and is atomic under its range lock; one
- * READ_PLUS is one sparse read under that lock (gateway/nfs4_op_sparse.c).
+ * What is atomic. A READ_PLUS is one sparse read under lacunafs's range
+ * lock (gateway/nfs4_op_sparse.c). Every FUSE write, fallocate and
+ * truncate is applied under that lock too, so each is seen whole or not
+ * at all. A write(2) through the mount (direct_io) reaches lacunafs as
+ * one FUSE write only up to the mount's write unit (LACUNA_IOC_INFO:
+ * write_unit from a buffer at any address, write_unit_aligned from a
+ * page-aligned one); the kernel cuts a larger one into pieces of at most
+ * write_unit_aligned bytes, each pinning at most write_unit + 4095 bytes
+ * of pages: from a buffer at byte o of its page the first piece is
+ * min(write_unit_aligned, write_unit + 4095 - o) bytes, the next starts
+ * where it ended, and so on. So a write of at most write_unit bytes must
+ * be seen whole or not at all, and a larger one may be seen in part only
+ * at those piece boundaries, each piece old or new. An NFS WRITE (up to
+ * maxwrite) and a DEALLOCATE must be seen whole or not at all whatever
+ * their size: lacunad applies each under one hold of the range lock.
  *
  * Pattern. Byte x of the file written by write number g is 0x80 | 7 bits
- * of a hash of (g, x): never zero, and (but for a chance of 2^-7 per
- * byte) unlike any other write's.
+ * of a hash of (g, x / 8) (7 bits of it per byte of that 8-byte word):
+ * never zero, and (but for a chance of 2^-7 per byte) unlike any other
+ * write's.
  *
  * History. The writers hold a mutex across each call, so calls happen one
- * at a time and are numbered in order (seq). Before each call they log,
- * per region it changes, (seq, state), a state being "pattern g on the
- * first KEEP bytes, zeros after" (g = 0: all zeros; KEEP < the region's
- * length only after a truncate cut into it), and the file size the same
- * way.
+ * at a time and are numbered in order (seq); a call through the mount
+ * lasts the system call, an NFS call from sending the request to
+ * receiving the reply. Before each call they log, per region it changes,
+ * (seq, state), a state being "pattern g on the first KEEP bytes, zeros
+ * after" (g = 0: all zeros; KEEP < the region's length only after a
+ * truncate cut into it) and, for a write through the mount, the offset of
+ * its buffer in a page (its pieces follow from it); the file size is
+ * logged the same way (a write in pieces that extends the file passes
+ * through the ends of its pieces, all logged at its seq).
  *
  * Checks. A reply must be well formed (RFC 7862 15.10): segments
  * contiguous and of known kinds, the first holding the offset (a data
@@ -46,25 +83,31 @@
  * size, which is then known; without, the size is at least their end;
  * a reply at or past EOF has eof and no segment. Then, holes read as
  * zeros, what the reply shows of each region must be a state that region
- * had ("torn" if none), and the reply must be a snapshot: one moment T,
- * after the calls completed before the request was sent and before the
- * calls begun after the reply arrived, at which every region it shows and
- * the size were what it says. Time is counted in half steps: T = 2 * seq
- * is "during call seq" (old or new state), T = 2 * seq + 1 "between call
- * seq and the next". A state logged at s and replaced at s' is visible
- * for T in [2s, 2s']; the reply narrows T to [2 * done_before + 1,
- * 2 * started_after + 1]; intersecting over the regions and the size
- * must leave some T ("snapshot" violation if not, "stale" if one region
- * alone fits no T of the reply's window).
+ * had, or, during a write in pieces, each piece in its state before or
+ * after that write ("torn" if neither), and the reply must be a snapshot:
+ * one moment T, after the calls completed before the request was sent and
+ * before the calls begun after the reply arrived, at which every region
+ * it shows and the size were what it says. Time is counted in half
+ * steps: T = 2 * seq is "during call seq" (old or new state, or a mix of
+ * pieces), T = 2 * seq + 1 "between call seq and the next". A state
+ * logged at s and replaced at s' is visible for T in [2s, 2s']; the reply
+ * narrows T to [2 * done_before + 1, 2 * started_after + 1]; intersecting
+ * over the regions and the size must leave some T ("snapshot" violation
+ * if not, "stale" if one region alone fits no T of the reply's window).
  *
- * Without lacunafs's range lock (LACUNA_TEST_DISABLE_RANGELOCK=1 in the
- * daemon's environment) the SEEK_DATA/SEEK_HOLE walk and the preads
- * interleave with the writes and replies stop being snapshots:
- * --expect-race passes only if at least one such violation is found.
+ * Negative controls. Without lacunafs's range lock
+ * (LACUNA_TEST_DISABLE_RANGELOCK=1 in the daemon's environment) the
+ * SEEK_DATA/SEEK_HOLE walk and the preads interleave with the writes and
+ * replies stop being snapshots; with lacunad writing an NFS WRITE by a
+ * plain pwrite through the mount from its receive buffer
+ * (LACUNA_TEST_PLAIN_WRITE=1) a WRITE whose data does not start on a page
+ * reaches lacunafs in two pieces and a reply can show half of it ("torn").
+ * --expect-race passes only if at least one violation (of KIND if given:
+ * torn, stale, snapshot, size, malformed) is found.
  *
  * Exit status: 0 pass (no violation and at least --min-replies replies
- * checked; with --expect-race: a violation found), 1 fail, 2 bad
- * arguments or a failed call (the message names it).
+ * checked; with --expect-race: a violation found), 1 fail (or timed
+ * out), 2 bad arguments or a failed call (the message names it).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -84,38 +127,63 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lacuna/ioctl.h"
 
 #define LT_PAGE UINT64_C(4096)
 #define LT_KIB UINT64_C(1024)
 #define LT_MIB (UINT64_C(1) << 20)
-#define LT_REGION_MAX LT_MIB /* lacunafs's max_write: one FUSE write */
+#define LT_BIG_MAX LT_MIB	   /* the random big regions */
+#define LT_REGION_MAX (3 * LT_MIB) /* any region: one change */
 #define LT_REGIONS_MAX 4096
+#define LT_PROBES_MAX 32
 #define LT_THREADS_MAX 32
 #define LT_TSET_MAX 256
 #define LT_REPORT_MAX 8
 #define LT_COUNT_MAX LT_MIB		  /* READ_PLUS counts asked */
 #define LT_REPLY_MAX (2 * LT_MIB + 65536) /* ca_maxresponsesize asked */
+#define LT_SMALL_REPLY 65536		  /* a writer's replies */
 #define LT_SEGS_MAX 8192
 #define LT_FH_MAX 128
+#define LT_HDR_MAX 1024	    /* the bytes of a WRITE call ahead of its data, at most */
+#define LT_TAG_MAX 256	    /* NFS4_TAG_MAX */
+#define LT_MACHINE_MAX 255  /* AUTH_SYS machinename<255> */
+#define LT_GIDS_MAX 16	    /* AUTH_SYS gids<16> */
+#define LT_WHOLE UINT32_MAX /* lt_hent.bufoff of a change applied whole */
 
 /* NFSv4 numbers (RFC 8881, RFC 7862) */
 enum {
+	OP_CLOSE = 4,
+	OP_COMMIT = 5,
+	OP_GETATTR = 9,
 	OP_GETFH = 10,
 	OP_LOOKUP = 15,
+	OP_OPEN = 18,
 	OP_PUTFH = 22,
 	OP_PUTROOTFH = 24,
+	OP_WRITE = 38,
 	OP_EXCHANGE_ID = 42,
 	OP_CREATE_SESSION = 43,
 	OP_SEQUENCE = 53,
 	OP_RECLAIM_COMPLETE = 58,
+	OP_DEALLOCATE = 62,
 	OP_READ_PLUS = 68,
 	NFS4ERR_COMPLETE_ALREADY = 10054,
 	CONTENT_DATA = 0,
 	CONTENT_HOLE = 1,
+	UNSTABLE4 = 0,
+	FILE_SYNC4 = 2,
+	FATTR4_MAXWRITE = 31,
+	OPEN4_SHARE_ACCESS_WRITE = 2,
+	OPEN4_SHARE_DENY_NONE = 0,
+	OPEN4_NOCREATE = 0,
+	CLAIM_FH = 4,
 };
 
 enum lt_viol {
@@ -133,15 +201,23 @@ static const char *const lt_viol_names[LT_V_NR] = {
 	[LT_V_STALE] = "stale",	     [LT_V_SNAPSHOT] = "snapshot", [LT_V_SIZE] = "size",
 };
 
+/* The offsets in a page that writes through the mount take their data from */
+static const uint32_t lt_bufoffs[] = { 0, 1, 212, 511, 2048, 4095 };
+#define LT_NBUFOFFS (sizeof(lt_bufoffs) / sizeof(lt_bufoffs[0]))
+
 struct lt_hent {
 	uint32_t seq;
 	uint32_t gen; /* 0: all zeros */
 	uint64_t keep;
+	uint32_t bufoff; /* a write(2) through the mount: its buffer's offset in a page; else
+			    LT_WHOLE */
+	uint32_t pad;
 };
 
 struct lt_region {
 	uint64_t start, len;
-	bool gap; /* never written */
+	bool gap;   /* never written */
+	bool probe; /* one of the sizes that matter, written more often */
 	struct lt_hent *h;
 	size_t n, cap;
 };
@@ -161,16 +237,25 @@ struct lt_seg {
 	const uint8_t *data;
 };
 
-struct lt_reader {
+/* One TCP connection with its NFSv4.2 session (one slot) and the file's handle */
+struct lt_conn {
 	unsigned int id;
-	uint64_t rng;
 	int sock;
 	uint32_t xid, seq;
+	uint64_t clientid;
 	uint8_t sessionid[16];
 	uint8_t fh[LT_FH_MAX];
 	uint32_t fhlen;
+	uint32_t maxreq; /* ca_maxrequestsize granted */
+	/* what the next call carries ahead of its ops (writers vary it) */
+	uint32_t taglen, machlen, ngids;
 	uint8_t *rbuf; /* one reply record */
-	size_t rlen;
+	size_t rcap, rlen;
+};
+
+struct lt_reader {
+	struct lt_conn c;
+	uint64_t rng;
 	uint8_t *view; /* the reply's bytes, holes as zeros */
 	struct lt_seg segs[LT_SEGS_MAX];
 	unsigned int nsegs;
@@ -183,57 +268,96 @@ struct lt_reader {
 	unsigned int nt, nu;
 };
 
+struct lt_writer {
+	unsigned int id;
+	uint64_t rng;
+	uint8_t *buf; /* page aligned, a region and a page */
+	struct lt_conn c;
+	uint8_t open_sid[16];
+	bool anon; /* the anonymous stateid for this call */
+};
+
+enum lt_op {
+	LT_OP_WRITE, /* pwrite through the mount */
+	LT_OP_PUNCH,
+	LT_OP_ZERO,
+	LT_OP_TRUNC,
+	LT_OP_NFS_SYNC,	    /* WRITE FILE_SYNC4 */
+	LT_OP_NFS_UNSTABLE, /* WRITE UNSTABLE4 */
+	LT_OP_NFS_DEALLOC,  /* DEALLOCATE */
+	LT_OP_NR,
+};
+static const char *const lt_op_names[LT_OP_NR] = {
+	"writes",
+	"punches",
+	"zero-ranges",
+	"truncates",
+	"NFS WRITEs FILE_SYNC4",
+	"NFS WRITEs UNSTABLE4",
+	"NFS DEALLOCATEs",
+};
+
 static struct {
 	/* options */
 	uint64_t seed;
-	unsigned int seconds, nwriters, nreaders, nbig, nsmall;
-	uint64_t min_replies, stop_after;
-	bool expect_race;
+	unsigned int seconds, timeout, nwriters, nreaders, nbig, nsmall;
+	uint64_t min_replies, max_replies, stop_after;
+	bool expect_race, nfs_writes;
+	int expect_kind; /* -1: any race */
 	const char *path, *name, *host;
 	unsigned int port;
+
+	/* the mount's write units, the server's maxwrite */
+	uint64_t unit, unit_al, maxwrite;
 
 	/* layout */
 	struct lt_region *rg;
 	unsigned int nrg;
 	uint64_t fsize, cut_from, maxlen;
-	unsigned int *writable;
-	unsigned int nwritable;
+	unsigned int *writable, *probes;
+	unsigned int nwritable, nprobes;
+	uint64_t probe_bytes;
 
 	int wfd;
 	/*
 	 * Lock order: op_lock, then hist_lock. op_lock is held across each
-	 * changing call and orders them; hist_lock guards the logs and is
-	 * held by a reader while it checks a reply.
+	 * changing call and orders them; hist_lock guards the logs: written
+	 * by a writer logging a call, read by the readers while they check a
+	 * reply, side by side (it prefers writers, so that checks do not hold
+	 * the changes back more than one check at a time).
 	 */
 	pthread_mutex_t op_lock;
-	pthread_mutex_t hist_lock;
+	pthread_rwlock_t hist_lock;
 	struct lt_sent *sz;
 	size_t nsz, capsz;
 	uint64_t cur_size;
 	uint32_t started, done, next_gen; /* atomics */
 	bool stop;			  /* atomic */
 
-	uint64_t replies, eofs, holes, data_bytes, past_eof; /* atomics */
-	uint64_t ops[4];
+	/* atomics */
+	uint64_t replies, eofs, holes, data_bytes, past_eof, split_views;
+	uint64_t ops[LT_OP_NR];
+	uint64_t by_bufoff[LT_NBUFOFFS], in_pieces, over_unit;
+	uint64_t commits, anon_calls, open_calls, nfs_over_unit;
+	uint32_t data_off_min, data_off_max; /* under op_lock */
 	uint64_t viol[LT_V_NR];
 	uint64_t reported;
 	pthread_mutex_t out_lock;
 } lt = {
 	.seed = 1,
 	.seconds = 5,
+	.timeout = 600,
 	.nwriters = 2,
 	.nreaders = 2,
 	.nbig = 4,
 	.nsmall = 120,
 	.min_replies = 100,
+	.expect_kind = -1,
 	.host = "127.0.0.1",
 	.op_lock = PTHREAD_MUTEX_INITIALIZER,
-	.hist_lock = PTHREAD_MUTEX_INITIALIZER,
 	.out_lock = PTHREAD_MUTEX_INITIALIZER,
+	.data_off_min = UINT32_MAX,
 };
-
-enum lt_op { LT_OP_WRITE, LT_OP_PUNCH, LT_OP_ZERO, LT_OP_TRUNC };
-static const char *const lt_op_names[] = { "writes", "punches", "zero-ranges", "truncates" };
 
 #define LT_LOAD(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
 #define LT_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
@@ -274,39 +398,104 @@ static uint64_t rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
 
 /* ---------------------------------------------------------------- pattern */
 
-static inline uint8_t pat_byte(uint32_t gen, uint64_t x)
+/* the 8 pattern bytes of word w (bytes 8w .. 8w + 7), byte i in bits 8i .. 8i + 7 */
+static inline uint64_t pat_word(uint32_t gen, uint64_t w)
 {
-	uint64_t h = (uint64_t)gen * 0x9E3779B97F4A7C15ULL ^ (x + 1) * 0xC2B2AE3D27D4EB4FULL;
+	uint64_t h = (uint64_t)gen * 0x9E3779B97F4A7C15ULL ^ (w + 1) * 0xC2B2AE3D27D4EB4FULL;
 
-	h ^= h >> 29;
+	h ^= h >> 30;
 	h *= 0xBF58476D1CE4E5B9ULL;
-	h ^= h >> 32;
-	return (uint8_t)(0x80 | (h & 0x7f));
+	h ^= h >> 27;
+	h *= 0x94D049BB133111EBULL;
+	h ^= h >> 31;
+	return (h & 0x7f7f7f7f7f7f7f7fULL) | 0x8080808080808080ULL;
 }
 
 static void pat_fill(uint32_t gen, uint64_t x, uint8_t *p, uint64_t n)
 {
-	uint64_t i;
+	uint64_t end = x + n, v = 0;
 
-	for (i = 0; i < n; i++)
-		p[i] = pat_byte(gen, x + i);
+	for (; x < end; x++, p++) {
+		if (x == end - n || !(x & 7))
+			v = pat_word(gen, x >> 3);
+		*p = (uint8_t)(v >> (8 * (x & 7)));
+	}
+}
+
+/* Where the bytes p of [a, b) of region r stop showing history entry h (b: they show it) */
+static uint64_t match_end(const struct lt_region *r, const struct lt_hent *h, uint64_t a,
+			  uint64_t b, const uint8_t *p)
+{
+	uint64_t pend = r->start + (h->gen ? h->keep : 0), x = a, v = 0;
+
+	for (; x < b && x < pend; x++) {
+		if (x == a || !(x & 7))
+			v = pat_word(h->gen, x >> 3);
+		if (p[x - a] != (uint8_t)(v >> (8 * (x & 7))))
+			return x;
+	}
+	for (; x < b; x++)
+		if (p[x - a])
+			return x;
+	return b;
 }
 
 /* Do the bytes p of [a, b) of region r show history entry h? */
 static bool shows(const struct lt_region *r, const struct lt_hent *h, uint64_t a, uint64_t b,
 		  const uint8_t *p)
 {
-	uint64_t pend = r->start + (h->gen ? h->keep : 0), x;
+	return match_end(r, h, a, b, p) == b;
+}
 
-	for (x = a; x < b; x++)
-		if (p[x - a] != (x < pend ? pat_byte(h->gen, x) : 0))
+/*
+ * The first FUSE write the kernel makes of a direct-io write(2) of @left
+ * bytes from a buffer at byte @o of its page: at most write_unit_aligned
+ * bytes, and no more pages than write_unit + 4095 bytes span.
+ */
+static uint64_t piece_len(uint64_t left, uint64_t o)
+{
+	uint64_t n = lt.unit + (LT_PAGE - 1) - o;
+
+	if (n > lt.unit_al)
+		n = lt.unit_al;
+	return n < left ? n : left;
+}
+
+/* Does a write through the mount of @len bytes from page offset @o arrive in pieces? */
+static bool in_pieces(uint64_t len, uint32_t o)
+{
+	return o != LT_WHOLE && piece_len(len, o) < len;
+}
+
+/*
+ * Do the bytes p of [a, b) of region r show entry i's write under way,
+ * each of its pieces either as before it (entry i - 1) or as after it?
+ */
+static bool shows_pieces(const struct lt_region *r, size_t i, uint64_t a, uint64_t b,
+			 const uint8_t *p)
+{
+	const struct lt_hent *h = &r->h[i];
+	uint64_t pos, o = h->bufoff, n;
+
+	if (!i || !in_pieces(r->len, h->bufoff))
+		return false;
+	for (pos = 0; pos < r->len; pos += n, o = (o + n) % LT_PAGE) {
+		uint64_t x, y;
+
+		n = piece_len(r->len - pos, o);
+		x = r->start + pos > a ? r->start + pos : a;
+		y = r->start + pos + n < b ? r->start + pos + n : b;
+		if (x >= y)
+			continue;
+		if (!shows(r, h, x, y, p + (x - a)) && !shows(r, h - 1, x, y, p + (x - a)))
 			return false;
+	}
 	return true;
 }
 
 /* ---------------------------------------------------------------- layout */
 
-static void add_region(uint64_t *off, uint64_t len, bool gap)
+static void add_region(uint64_t *off, uint64_t len, bool gap, bool probe)
 {
 	struct lt_region *r;
 
@@ -318,32 +507,79 @@ static void add_region(uint64_t *off, uint64_t len, bool gap)
 	r->start = *off;
 	r->len = len;
 	r->gap = gap;
+	r->probe = probe;
 	*off += len;
 }
 
 /*
- * Big regions (64 KiB + 1 .. 1 MiB, some page aligned) and small ones
- * (1-64 bytes, up to a page, aligned pages, unaligned up to 64 KiB) in a
+ * The sizes that matter. Through the mount: 1 byte, 4 KiB, 64 KiB,
+ * 1 MiB - 4 KiB, the write units and one byte more (the largest writes
+ * that arrive whole from any buffer / from an aligned one, the smallest
+ * that may not), 1 MiB and 1 MiB + 1 and two over 1 MiB (pieces at any
+ * buffer offset). Over NFS: the same small ones, then up to maxwrite: 1
+ * MiB, maxwrite and the sizes just below it that a write from a receive
+ * buffer not on a page boundary splits.
+ */
+static unsigned int probe_sizes(uint64_t *sz)
+{
+	uint64_t cand[LT_PROBES_MAX / 2], lim = lt.nfs_writes ? lt.maxwrite : LT_REGION_MAX;
+	unsigned int n = 0, k = 0, i, j;
+
+	cand[n++] = 1;
+	cand[n++] = LT_PAGE;
+	cand[n++] = 64 * LT_KIB;
+	cand[n++] = LT_MIB - LT_PAGE;
+	cand[n++] = LT_MIB;
+	if (lt.nfs_writes) {
+		cand[n++] = lt.maxwrite;
+		cand[n++] = lt.maxwrite - 1;
+		cand[n++] = lt.maxwrite - 212;
+		cand[n++] = lt.maxwrite - 700;
+	} else {
+		cand[n++] = lt.unit;
+		cand[n++] = lt.unit + 1;
+		cand[n++] = lt.unit_al;
+		cand[n++] = lt.unit_al + 1;
+		cand[n++] = LT_MIB + 1;
+		cand[n++] = LT_MIB + 64 * LT_KIB + 3;
+		cand[n++] = 2 * LT_MIB + 5000;
+	}
+	for (i = 0; i < n; i++) {
+		if (!cand[i] || cand[i] > lim || cand[i] > LT_REGION_MAX)
+			continue;
+		for (j = 0; j < k && sz[j] != cand[i]; j++)
+			;
+		if (j == k)
+			sz[k++] = cand[i];
+	}
+	return k;
+}
+
+/*
+ * Big regions (64 KiB + 1 .. 1 MiB, some page aligned), small ones
+ * (1-64 bytes, up to a page, aligned pages, unaligned up to 64 KiB) and
+ * the probes, each size twice (at a page boundary and off one), in a
  * shuffled order, a big one second to last so that truncates cut into
  * it; gaps (never written, so holes or zeros) between some of them.
  */
 static void make_layout(void)
 {
-	unsigned int n = lt.nbig + lt.nsmall, i, k;
-	uint64_t s = lt.seed * 0x9E3779B97F4A7C15ULL + 1, off = 0;
+	uint64_t s = lt.seed * 0x9E3779B97F4A7C15ULL + 1, off = 0, psz[LT_PROBES_MAX / 2];
+	uint64_t bigmax = lt.nfs_writes && lt.maxwrite < LT_BIG_MAX ? lt.maxwrite : LT_BIG_MAX;
+	unsigned int np = probe_sizes(psz), n = lt.nbig + lt.nsmall + 2 * np, i, k;
 	struct item {
 		uint64_t len;
-		bool aligned;
+		bool aligned, unaligned, probe;
 	} *it = calloc(n, sizeof(*it)), tmp;
 
 	if (!it)
 		die("calloc: %s", strerror(ENOMEM));
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < lt.nbig + lt.nsmall; i++) {
 		unsigned int c = (unsigned int)rnd_in(&s, 0, 9);
 
 		if (i < lt.nbig) {
 			it[i].aligned = c < 4;
-			it[i].len = rnd_in(&s, 64 * LT_KIB + 1, LT_REGION_MAX);
+			it[i].len = rnd_in(&s, 64 * LT_KIB + 1, bigmax);
 		} else if (c < 3) {
 			it[i].len = rnd_in(&s, 1, 64);
 		} else if (c < 6) {
@@ -356,8 +592,14 @@ static void make_layout(void)
 		}
 		if (it[i].aligned)
 			it[i].len = (it[i].len + LT_PAGE - 1) & ~(LT_PAGE - 1);
-		if (it[i].len > LT_REGION_MAX)
-			it[i].len = LT_REGION_MAX;
+		if (it[i].len > bigmax)
+			it[i].len = bigmax;
+	}
+	for (k = 0; k < 2 * np; k++, i++) {
+		it[i].len = psz[k / 2];
+		it[i].probe = true;
+		it[i].aligned = k % 2 == 0;
+		it[i].unaligned = k % 2 == 1;
 	}
 	/* shuffle, then a big one second to last */
 	for (i = n - 1; i > 0; i--) {
@@ -383,22 +625,32 @@ static void make_layout(void)
 			       (it[i].aligned ? 0 : rnd_in(&s, 0, 100));
 		if (it[i].aligned && ((off + gap) & (LT_PAGE - 1)))
 			gap += LT_PAGE - ((off + gap) & (LT_PAGE - 1));
+		if (it[i].unaligned && !((off + gap) & (LT_PAGE - 1)))
+			gap += rnd_in(&s, 1, LT_PAGE - 1);
 		if (gap)
-			add_region(&off, gap, true);
-		add_region(&off, it[i].len, false);
+			add_region(&off, gap, true, false);
+		add_region(&off, it[i].len, false, it[i].probe);
 	}
 	free(it);
 	lt.fsize = off;
 	lt.cut_from = lt.rg[lt.nrg >= 3 ? lt.nrg - 3 : 0].start;
 	lt.writable = calloc(lt.nrg, sizeof(*lt.writable));
-	if (!lt.writable)
+	lt.probes = calloc(lt.nrg, sizeof(*lt.probes));
+	if (!lt.writable || !lt.probes)
 		die("calloc: %s", strerror(ENOMEM));
 	for (i = 0; i < lt.nrg; i++) {
 		if (lt.rg[i].len > lt.maxlen)
 			lt.maxlen = lt.rg[i].len;
 		if (!lt.rg[i].gap)
 			lt.writable[lt.nwritable++] = i;
+		if (lt.rg[i].probe) {
+			lt.probes[lt.nprobes++] = i;
+			lt.probe_bytes += lt.rg[i].len;
+		}
 	}
+	if (lt.nfs_writes && lt.maxlen > lt.maxwrite)
+		die("layout: a region of %" PRIu64 " bytes, more than maxwrite %" PRIu64, lt.maxlen,
+		    lt.maxwrite);
 }
 
 /* the region holding offset x (x < fsize) */
@@ -415,146 +667,6 @@ static unsigned int region_at(uint64_t x)
 			hi = mid - 1;
 	}
 	return lo;
-}
-
-/* ---------------------------------------------------------------- history and writers */
-
-static void hist_add(struct lt_region *r, uint32_t seq, uint32_t gen, uint64_t keep)
-{
-	if (r->n == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 16;
-		r->h = xrealloc(r->h, r->cap * sizeof(*r->h));
-	}
-	r->h[r->n++] = (struct lt_hent){ seq, gen, gen ? keep : 0 };
-}
-
-static void size_add(uint32_t seq, uint64_t size)
-{
-	if (lt.nsz == lt.capsz) {
-		lt.capsz = lt.capsz ? 2 * lt.capsz : 64;
-		lt.sz = xrealloc(lt.sz, lt.capsz * sizeof(*lt.sz));
-	}
-	lt.sz[lt.nsz++] = (struct lt_sent){ seq, size };
-	lt.cur_size = size;
-}
-
-/* One change of the file as one call on the mount, numbered and logged. */
-static void do_op(enum lt_op op, unsigned int ri, uint64_t cut, const uint8_t *buf, uint32_t gen)
-{
-	struct lt_region *r = &lt.rg[ri];
-	const char *what = NULL;
-	unsigned int i;
-	uint32_t seq;
-	ssize_t n;
-
-	pthread_mutex_lock(&lt.op_lock);
-	seq = lt.started + 1;
-	pthread_mutex_lock(&lt.hist_lock);
-	if (op == LT_OP_TRUNC) {
-		for (i = 0; i < lt.nrg; i++) {
-			struct lt_region *q = &lt.rg[i];
-			const struct lt_hent *h = &q->h[q->n - 1];
-			uint64_t keep;
-
-			if (q->start + q->len <= cut)
-				continue;
-			keep = q->start >= cut ? 0 : cut - q->start;
-			hist_add(q, seq, keep ? h->gen : 0, keep < h->keep ? keep : h->keep);
-		}
-		size_add(seq, cut);
-	} else {
-		hist_add(r, seq, op == LT_OP_WRITE ? gen : 0, r->len);
-		if (op == LT_OP_WRITE && r->start + r->len > lt.cur_size)
-			size_add(seq, r->start + r->len);
-	}
-	pthread_mutex_unlock(&lt.hist_lock);
-	LT_STORE(lt.started, seq);
-
-	switch (op) {
-	case LT_OP_WRITE:
-		n = pwrite(lt.wfd, buf, r->len, (off_t)r->start);
-		if (n != (ssize_t)r->len)
-			what = n < 0 ? "pwrite" : "pwrite (short)";
-		break;
-	case LT_OP_PUNCH:
-		if (fallocate(lt.wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->start,
-			      (off_t)r->len) < 0)
-			what = "fallocate(PUNCH_HOLE)";
-		break;
-	case LT_OP_ZERO:
-		if (fallocate(lt.wfd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)r->start,
-			      (off_t)r->len) < 0)
-			what = "fallocate(ZERO_RANGE)";
-		break;
-	case LT_OP_TRUNC:
-		if (ftruncate(lt.wfd, (off_t)cut) < 0)
-			what = "ftruncate";
-		break;
-	}
-	if (what)
-		die("%s of %s: %s", what, lt.path, strerror(errno));
-	LT_STORE(lt.done, seq);
-	pthread_mutex_unlock(&lt.op_lock);
-	LT_ADD(lt.ops[op], 1);
-}
-
-static uint8_t *alloc_aligned(size_t len)
-{
-	void *p;
-
-	if (posix_memalign(&p, LT_PAGE, len ? len : 1))
-		die("posix_memalign: %s", strerror(ENOMEM));
-	return p;
-}
-
-static void write_region(unsigned int ri, uint8_t *buf)
-{
-	uint32_t gen = LT_ADD(lt.next_gen, 1);
-
-	pat_fill(gen, lt.rg[ri].start, buf, lt.rg[ri].len);
-	do_op(LT_OP_WRITE, ri, 0, buf, gen);
-}
-
-static unsigned int pick_region(uint64_t *s)
-{
-	return lt.writable[rnd_in(s, 0, lt.nwritable - 1)];
-}
-
-/* Cut the file into its last regions, then restore its size: at once or by rewriting. */
-static void truncate_cycle(uint64_t *s, uint8_t *buf)
-{
-	uint64_t cut = rnd_in(s, lt.cut_from, lt.fsize - 1);
-	unsigned int ri;
-
-	do_op(LT_OP_TRUNC, 0, cut, NULL, 0);
-	if (rnd_in(s, 0, 1)) {
-		for (ri = lt.nrg >= 3 ? lt.nrg - 3 : 0; ri < lt.nrg; ri++)
-			if (!lt.rg[ri].gap && lt.rg[ri].start + lt.rg[ri].len > cut)
-				write_region(ri, buf);
-	} else {
-		usleep((useconds_t)rnd_in(s, 0, 1000));
-	}
-	do_op(LT_OP_TRUNC, 0, lt.fsize, NULL, 0);
-}
-
-static void *writer(void *arg)
-{
-	unsigned int id = (unsigned int)(uintptr_t)arg;
-	uint64_t s = (lt.seed + 1000 + id) * 0x9E3779B97F4A7C15ULL | 1;
-	uint8_t *buf = alloc_aligned(lt.maxlen);
-
-	while (!LT_LOAD(lt.stop)) {
-		unsigned int c = (unsigned int)rnd_in(&s, 0, 7);
-
-		if (id == 0 && c == 0)
-			truncate_cycle(&s, buf);
-		else if (c < 5)
-			write_region(pick_region(&s), buf);
-		else
-			do_op(c == 5 ? LT_OP_PUNCH : LT_OP_ZERO, pick_region(&s), 0, NULL, 0);
-	}
-	free(buf);
-	return NULL;
 }
 
 /* ---------------------------------------------------------------- a small NFSv4.2 client */
@@ -647,39 +759,51 @@ static void dskip(struct dec *d, size_t n)
 }
 
 /* RPC call header + COMPOUND header (minor 2) of @nops ops */
-static void call_begin(struct lt_reader *rd, struct enc *e, uint32_t nops)
+static void call_begin(struct lt_conn *c, struct enc *e, uint32_t nops)
 {
-	static const char machine[] = "lt_nfs_torture";
+	static const char tag[LT_TAG_MAX] = "lt_nfs_torture";
+	char machine[LT_MACHINE_MAX];
+	uint32_t i;
 
+	memset(machine, '-', sizeof(machine));
+	memcpy(machine, "lt_nfs_torture", 14);
 	e->n = 4; /* record mark, filled by call() */
-	e32(e, ++rd->xid);
+	e32(e, ++c->xid);
 	e32(e, 0); /* CALL */
 	e32(e, 2);
 	e32(e, 100003);
 	e32(e, 4);
 	e32(e, 1); /* COMPOUND */
 	e32(e, 1); /* AUTH_SYS */
-	e32(e, 4 + 4 + 16 + 4 + 4 + 4);
+	e32(e, 4 + 4 + ((c->machlen + 3) & ~3u) + 4 + 4 + 4 + 4 * c->ngids);
 	e32(e, 0); /* stamp */
-	eopaque(e, machine, sizeof(machine) - 1);
+	eopaque(e, machine, c->machlen);
 	e32(e, 0); /* uid */
 	e32(e, 0); /* gid */
-	e32(e, 0); /* no groups */
+	e32(e, c->ngids);
+	for (i = 0; i < c->ngids; i++)
+		e32(e, 0);
 	e32(e, 0); /* verifier AUTH_NONE */
 	e32(e, 0);
-	e32(e, 0); /* tag */
+	eopaque(e, tag, c->taglen);
 	e32(e, 2); /* minor version */
 	e32(e, nops);
 }
 
-static void op_sequence(struct lt_reader *rd, struct enc *e)
+static void op_sequence(struct lt_conn *c, struct enc *e)
 {
 	e32(e, OP_SEQUENCE);
-	ebytes(e, rd->sessionid, 16);
-	e32(e, ++rd->seq);
+	ebytes(e, c->sessionid, 16);
+	e32(e, ++c->seq);
 	e32(e, 0); /* slot */
 	e32(e, 0); /* highest slot */
 	e32(e, 0); /* do not cache */
+}
+
+static void op_putfh(struct lt_conn *c, struct enc *e)
+{
+	e32(e, OP_PUTFH);
+	eopaque(e, c->fh, c->fhlen);
 }
 
 static void recv_all(int fd, uint8_t *p, size_t n)
@@ -694,42 +818,67 @@ static void recv_all(int fd, uint8_t *p, size_t n)
 	}
 }
 
-/*
- * Send the call, read the reply record into rd->rbuf and decode it up to
- * the COMPOUND status and op count; returns the COMPOUND status.
- */
-static uint32_t call(struct lt_reader *rd, struct enc *e, struct dec *d)
+static void send_all(int fd, struct iovec *iov, int n)
 {
-	uint32_t mark = htonl(0x80000000u | (uint32_t)(e->n - 4)), xid, n, st;
-	size_t got = 0;
-	uint8_t *p = e->b;
+	while (n) {
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+		ssize_t k = sendmsg(fd, &m, MSG_NOSIGNAL);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			die("send to lacunad: %s", strerror(errno));
+		}
+		while (n && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n) {
+			iov->iov_base = (uint8_t *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
+	}
+}
+
+/*
+ * Send the call (its encoded part, then @dlen bytes of @data as the end of
+ * the last op's opaque, padded), read the reply record into c->rbuf and
+ * decode it up to the COMPOUND status and op count; returns the COMPOUND
+ * status.
+ */
+static uint32_t call_data(struct lt_conn *c, struct enc *e, const uint8_t *data, size_t dlen,
+			  struct dec *d)
+{
+	static const uint8_t zeros[4];
+	size_t pad = (4 - dlen % 4) % 4;
+	uint32_t mark = htonl(0x80000000u | (uint32_t)(e->n - 4 + dlen + pad)), xid, n, st;
+	struct iovec iov[3] = {
+		{ e->b, e->n },
+		{ (void *)data, dlen },
+		{ (void *)zeros, pad },
+	};
 
 	memcpy(e->b, &mark, 4);
-	while (got < e->n) {
-		ssize_t k = send(rd->sock, p + got, e->n - got, MSG_NOSIGNAL);
-
-		if (k < 0)
-			die("send to lacunad: %s", strerror(errno));
-		got += (size_t)k;
-	}
-	rd->rlen = 0;
+	send_all(c->sock, iov, 3);
+	c->rlen = 0;
 	for (;;) {
-		recv_all(rd->sock, (uint8_t *)&mark, 4);
+		recv_all(c->sock, (uint8_t *)&mark, 4);
 		mark = ntohl(mark);
 		n = mark & 0x7fffffff;
-		if (rd->rlen + n > LT_REPLY_MAX + 4096)
-			die("a reply record of more than %" PRIu64 " bytes", LT_REPLY_MAX + 4096);
-		recv_all(rd->sock, rd->rbuf + rd->rlen, n);
-		rd->rlen += n;
+		if (c->rlen + n > c->rcap)
+			die("a reply record of more than %zu bytes", c->rcap);
+		recv_all(c->sock, c->rbuf + c->rlen, n);
+		c->rlen += n;
 		if (mark & 0x80000000u)
 			break;
 	}
-	d->p = rd->rbuf;
-	d->end = rd->rbuf + rd->rlen;
+	d->p = c->rbuf;
+	d->end = c->rbuf + c->rlen;
 	d->bad = false;
 	xid = d32(d);
-	if (xid != rd->xid)
-		die("reply xid %#x to call %#x", xid, rd->xid);
+	if (xid != c->xid)
+		die("reply xid %#x to call %#x", xid, c->xid);
 	if (d32(d) != 1 || d32(d) != 0)
 		die("reply %#x is not MSG_ACCEPTED", xid);
 	d32(d);
@@ -742,6 +891,11 @@ static uint32_t call(struct lt_reader *rd, struct enc *e, struct dec *d)
 	if (d->bad)
 		die("reply %#x truncated", xid);
 	return st;
+}
+
+static uint32_t call(struct lt_conn *c, struct enc *e, struct dec *d)
+{
+	return call_data(c, e, NULL, 0, d);
 }
 
 /* the next result must be @op; returns its status */
@@ -765,53 +919,68 @@ static void res_sequence(struct dec *d)
 	dskip(d, 16 + 5 * 4);
 }
 
-static void nfs_setup(struct lt_reader *rd)
+/* SEQUENCE and PUTFH results, both must have succeeded */
+static void res_seq_putfh(struct dec *d)
+{
+	uint32_t st;
+
+	res_sequence(d);
+	st = res_op(d, OP_PUTFH, "PUTFH");
+	if (st)
+		die("PUTFH failed: status %u", st);
+}
+
+/*
+ * Connect, make a session whose requests may be @maxreq bytes, complete
+ * the reclaims and look up the file.
+ */
+static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)lt.port) };
 	char owner[64];
 	struct enc e;
 	struct dec d;
-	uint64_t clientid;
 	uint32_t csseq, st, len;
 	const uint8_t *p;
-	const char *c, *s;
+	const char *n, *s;
 	int one = 1, i;
 
 	if (inet_pton(AF_INET, lt.host, &sa.sin_addr) != 1)
 		die("bad --host %s", lt.host);
-	rd->sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (rd->sock < 0)
+	c->machlen = 14; /* "lt_nfs_torture" */
+	c->sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->sock < 0)
 		die("socket: %s", strerror(errno));
-	if (connect(rd->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		die("connect to %s:%u: %s", lt.host, lt.port, strerror(errno));
-	setsockopt(rd->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(c->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	/* EXCHANGE_ID */
-	snprintf(owner, sizeof(owner), "lt_nfs_torture-%d-%u-%" PRIu64, (int)getpid(), rd->id,
+	snprintf(owner, sizeof(owner), "lt_nfs_torture-%d-%u-%" PRIu64, (int)getpid(), c->id,
 		 lt.seed);
-	call_begin(rd, &e, 1);
+	call_begin(c, &e, 1);
 	e32(&e, OP_EXCHANGE_ID);
-	e64(&e, (uint64_t)time(NULL) << 8 | rd->id);
+	e64(&e, (uint64_t)time(NULL) << 8 | c->id);
 	eopaque(&e, owner, strlen(owner));
 	e32(&e, 0); /* flags */
 	e32(&e, 0); /* SP4_NONE */
 	e32(&e, 0); /* no implementation id */
-	call(rd, &e, &d);
+	call(c, &e, &d);
 	st = res_op(&d, OP_EXCHANGE_ID, "EXCHANGE_ID");
 	if (st)
 		die("EXCHANGE_ID failed: status %u", st);
-	clientid = d64(&d);
+	c->clientid = d64(&d);
 	csseq = d32(&d);
 
 	/* CREATE_SESSION: one slot, replies up to LT_REPLY_MAX */
-	call_begin(rd, &e, 1);
+	call_begin(c, &e, 1);
 	e32(&e, OP_CREATE_SESSION);
-	e64(&e, clientid);
+	e64(&e, c->clientid);
 	e32(&e, csseq);
 	e32(&e, 0); /* flags */
 	for (i = 0; i < 2; i++) {
 		e32(&e, 0);
-		e32(&e, i ? 4096 : 65536);
+		e32(&e, i ? 4096 : maxreq);
 		e32(&e, i ? 4096 : (uint32_t)LT_REPLY_MAX);
 		e32(&e, i ? 0 : 4096);
 		e32(&e, i ? 2 : 8);
@@ -821,29 +990,29 @@ static void nfs_setup(struct lt_reader *rd)
 	e32(&e, 0x40000000); /* callback program */
 	e32(&e, 1);
 	e32(&e, 0); /* AUTH_NONE */
-	call(rd, &e, &d);
+	call(c, &e, &d);
 	st = res_op(&d, OP_CREATE_SESSION, "CREATE_SESSION");
 	if (st)
 		die("CREATE_SESSION failed: status %u", st);
 	if ((size_t)(d.end - d.p) < 16)
 		die("CREATE_SESSION reply truncated");
-	memcpy(rd->sessionid, d.p, 16);
+	memcpy(c->sessionid, d.p, 16);
 	d.p += 16;
 	d32(&d);
 	d32(&d);
 	d32(&d); /* headerpad */
-	d32(&d); /* maxreq */
+	c->maxreq = d32(&d);
 	len = d32(&d);
 	if (d.bad || len < LT_COUNT_MAX + 1024)
 		die("CREATE_SESSION granted replies of %u bytes only", len);
-	rd->seq = 0;
+	c->seq = 0;
 
 	/* RECLAIM_COMPLETE */
-	call_begin(rd, &e, 2);
-	op_sequence(rd, &e);
+	call_begin(c, &e, 2);
+	op_sequence(c, &e);
 	e32(&e, OP_RECLAIM_COMPLETE);
 	e32(&e, 0);
-	call(rd, &e, &d);
+	call(c, &e, &d);
 	res_sequence(&d);
 	st = res_op(&d, OP_RECLAIM_COMPLETE, "RECLAIM_COMPLETE");
 	if (st && st != NFS4ERR_COMPLETE_ALREADY)
@@ -853,23 +1022,23 @@ static void nfs_setup(struct lt_reader *rd)
 	{
 		unsigned int ncomp = 0;
 
-		for (c = lt.name; *c; c = *s ? s + 1 : s) {
-			s = strchrnul(c, '/');
-			if (s > c)
+		for (n = lt.name; *n; n = *s ? s + 1 : s) {
+			s = strchrnul(n, '/');
+			if (s > n)
 				ncomp++;
 		}
-		call_begin(rd, &e, 3 + ncomp);
-		op_sequence(rd, &e);
+		call_begin(c, &e, 3 + ncomp);
+		op_sequence(c, &e);
 		e32(&e, OP_PUTROOTFH);
-		for (c = lt.name; *c; c = *s ? s + 1 : s) {
-			s = strchrnul(c, '/');
-			if (s > c) {
+		for (n = lt.name; *n; n = *s ? s + 1 : s) {
+			s = strchrnul(n, '/');
+			if (s > n) {
 				e32(&e, OP_LOOKUP);
-				eopaque(&e, c, (size_t)(s - c));
+				eopaque(&e, n, (size_t)(s - n));
 			}
 		}
 		e32(&e, OP_GETFH);
-		st = call(rd, &e, &d);
+		st = call(c, &e, &d);
 		if (st)
 			die("LOOKUP of %s failed: status %u", lt.name, st);
 		res_sequence(&d);
@@ -880,32 +1049,235 @@ static void nfs_setup(struct lt_reader *rd)
 		p = dopaque(&d, &len, LT_FH_MAX);
 		if (!p)
 			die("GETFH reply malformed");
-		memcpy(rd->fh, p, len);
-		rd->fhlen = len;
+		memcpy(c->fh, p, len);
+		c->fhlen = len;
 	}
+}
+
+static void conn_init(struct lt_conn *c, unsigned int id, size_t rcap)
+{
+	c->id = id;
+	c->xid = (uint32_t)(id + 1) << 24;
+	c->rcap = rcap;
+	c->rbuf = malloc(rcap);
+	if (!c->rbuf)
+		die("malloc: %s", strerror(ENOMEM));
+}
+
+static void conn_close(struct lt_conn *c)
+{
+	close(c->sock);
+	free(c->rbuf);
+}
+
+/* The server's maxwrite (GETATTR of the file) */
+static uint64_t nfs_maxwrite(struct lt_conn *c)
+{
+	struct enc e;
+	struct dec d;
+	uint32_t st, nw, len, w0 = 0, i;
+	uint64_t v;
+
+	call_begin(c, &e, 3);
+	op_sequence(c, &e);
+	op_putfh(c, &e);
+	e32(&e, OP_GETATTR);
+	e32(&e, 1);
+	e32(&e, 1u << FATTR4_MAXWRITE);
+	call(c, &e, &d);
+	res_seq_putfh(&d);
+	st = res_op(&d, OP_GETATTR, "GETATTR");
+	if (st)
+		die("GETATTR(maxwrite) failed: status %u", st);
+	nw = d32(&d);
+	for (i = 0; i < nw && !d.bad; i++) {
+		uint32_t w = d32(&d);
+
+		if (i == 0)
+			w0 = w;
+	}
+	len = d32(&d);
+	v = d64(&d);
+	if (d.bad || !(w0 & 1u << FATTR4_MAXWRITE) || len != 8)
+		die("GETATTR(maxwrite) reply malformed or without maxwrite");
+	return v;
+}
+
+/* OPEN the file for writing (CLAIM_FH, no create, deny none): the open stateid */
+static void nfs_open(struct lt_writer *w)
+{
+	struct lt_conn *c = &w->c;
+	char owner[32];
+	struct enc e;
+	struct dec d;
+	uint32_t st;
+
+	snprintf(owner, sizeof(owner), "lt_nfs_torture-w%u", w->id);
+	call_begin(c, &e, 3);
+	op_sequence(c, &e);
+	op_putfh(c, &e);
+	e32(&e, OP_OPEN);
+	e32(&e, 0); /* seqid: ignored in 4.1 */
+	e32(&e, OPEN4_SHARE_ACCESS_WRITE);
+	e32(&e, OPEN4_SHARE_DENY_NONE);
+	e64(&e, c->clientid);
+	eopaque(&e, owner, strlen(owner));
+	e32(&e, OPEN4_NOCREATE);
+	e32(&e, CLAIM_FH);
+	call(c, &e, &d);
+	res_seq_putfh(&d);
+	st = res_op(&d, OP_OPEN, "OPEN");
+	if (st)
+		die("OPEN of %s for writing failed: status %u", lt.name, st);
+	if ((size_t)(d.end - d.p) < 16)
+		die("OPEN reply truncated");
+	memcpy(w->open_sid, d.p, 16);
+}
+
+static void nfs_close(struct lt_writer *w)
+{
+	struct lt_conn *c = &w->c;
+	struct enc e;
+	struct dec d;
+	uint32_t st;
+
+	c->taglen = c->ngids = 0;
+	c->machlen = 14;
+	call_begin(c, &e, 3);
+	op_sequence(c, &e);
+	op_putfh(c, &e);
+	e32(&e, OP_CLOSE);
+	e32(&e, 0);
+	ebytes(&e, w->open_sid, 16);
+	call(c, &e, &d);
+	res_seq_putfh(&d);
+	st = res_op(&d, OP_CLOSE, "CLOSE");
+	if (st)
+		die("CLOSE failed: status %u", st);
+}
+
+static const uint8_t *io_stateid(struct lt_writer *w)
+{
+	static const uint8_t anon[16];
+
+	return w->anon ? anon : w->open_sid;
+}
+
+/* Vary what the next call carries ahead of its ops */
+static void vary_header(struct lt_writer *w)
+{
+	w->c.taglen = (uint32_t)rnd_in(&w->rng, 0, LT_TAG_MAX);
+	w->c.machlen = (uint32_t)rnd_in(&w->rng, 0, LT_MACHINE_MAX);
+	w->c.ngids = (uint32_t)rnd_in(&w->rng, 0, LT_GIDS_MAX);
+}
+
+/* SEQUENCE + PUTFH + WRITE of region r's bytes; the write verifier in @verf */
+static void nfs_write(struct lt_writer *w, const struct lt_region *r, const uint8_t *data,
+		      uint32_t stable, uint8_t *verf)
+{
+	struct lt_conn *c = &w->c;
+	uint32_t st, count, committed, at;
+	struct enc e;
+	struct dec d;
+
+	call_begin(c, &e, 3);
+	op_sequence(c, &e);
+	op_putfh(c, &e);
+	e32(&e, OP_WRITE);
+	ebytes(&e, io_stateid(w), 16);
+	e64(&e, r->start);
+	e32(&e, stable);
+	e32(&e, (uint32_t)r->len);
+	if (e.n - 4 + r->len + 3 > c->maxreq)
+		die("a WRITE of %" PRIu64 " bytes does not fit the session's requests of %u",
+		    r->len, c->maxreq);
+	/* where the data sits in the record (op_lock held) */
+	at = (uint32_t)(e.n - 4);
+	if (at < lt.data_off_min)
+		lt.data_off_min = at;
+	if (at > lt.data_off_max)
+		lt.data_off_max = at;
+	call_data(c, &e, data, r->len, &d);
+	res_seq_putfh(&d);
+	st = res_op(&d, OP_WRITE, "WRITE");
+	if (st)
+		die("WRITE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len, st);
+	count = d32(&d);
+	committed = d32(&d);
+	if (d.bad || (size_t)(d.end - d.p) < 8)
+		die("WRITE reply truncated");
+	memcpy(verf, d.p, 8);
+	if (count != r->len)
+		die("WRITE of %" PRIu64 " bytes wrote %u", r->len, count);
+	if (committed < stable)
+		die("WRITE asked stable %u, got %u", stable, committed);
+}
+
+static void nfs_commit(struct lt_writer *w, const struct lt_region *r, const uint8_t *verf)
+{
+	struct lt_conn *c = &w->c;
+	struct enc e;
+	struct dec d;
+	uint32_t st;
+
+	vary_header(w);
+	call_begin(c, &e, 3);
+	op_sequence(c, &e);
+	op_putfh(c, &e);
+	e32(&e, OP_COMMIT);
+	e64(&e, r->start);
+	e32(&e, (uint32_t)r->len);
+	call(c, &e, &d);
+	res_seq_putfh(&d);
+	st = res_op(&d, OP_COMMIT, "COMMIT");
+	if (st)
+		die("COMMIT failed: status %u", st);
+	if ((size_t)(d.end - d.p) < 8)
+		die("COMMIT reply truncated");
+	if (memcmp(d.p, verf, 8))
+		die("COMMIT's write verifier differs from the WRITE's (a server restart?)");
+}
+
+static void nfs_deallocate(struct lt_writer *w, const struct lt_region *r)
+{
+	struct lt_conn *c = &w->c;
+	struct enc e;
+	struct dec d;
+	uint32_t st;
+
+	call_begin(c, &e, 3);
+	op_sequence(c, &e);
+	op_putfh(c, &e);
+	e32(&e, OP_DEALLOCATE);
+	ebytes(&e, io_stateid(w), 16);
+	e64(&e, r->start);
+	e64(&e, r->len);
+	call(c, &e, &d);
+	res_seq_putfh(&d);
+	st = res_op(&d, OP_DEALLOCATE, "DEALLOCATE");
+	if (st)
+		die("DEALLOCATE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len,
+		    st);
 }
 
 /* SEQUENCE + PUTFH + READ_PLUS(anonymous stateid, off, count), decoded into rd */
 static void read_plus(struct lt_reader *rd)
 {
+	struct lt_conn *c = &rd->c;
 	struct enc e;
 	struct dec d;
-	uint32_t st, n, i, len = 0;
+	uint32_t n, i, len = 0;
 	static const uint8_t anon[16];
 
-	call_begin(rd, &e, 3);
-	op_sequence(rd, &e);
-	e32(&e, OP_PUTFH);
-	eopaque(&e, rd->fh, rd->fhlen);
+	call_begin(c, &e, 3);
+	op_sequence(c, &e);
+	op_putfh(c, &e);
 	e32(&e, OP_READ_PLUS);
 	ebytes(&e, anon, 16);
 	e64(&e, rd->off);
 	e32(&e, (uint32_t)rd->count);
-	call(rd, &e, &d);
-	res_sequence(&d);
-	st = res_op(&d, OP_PUTFH, "PUTFH");
-	if (st)
-		die("PUTFH failed: status %u", st);
+	call(c, &e, &d);
+	res_seq_putfh(&d);
 	rd->nsegs = 0;
 	rd->status = res_op(&d, OP_READ_PLUS, "READ_PLUS");
 	if (rd->status)
@@ -930,6 +1302,230 @@ static void read_plus(struct lt_reader *rd)
 			die("READ_PLUS reply truncated in segment %u of %u", i, n);
 	}
 	rd->nsegs = n;
+}
+
+/* ---------------------------------------------------------------- history and writers */
+
+static void hist_add(struct lt_region *r, uint32_t seq, uint32_t gen, uint64_t keep,
+		     uint32_t bufoff)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 16;
+		r->h = xrealloc(r->h, r->cap * sizeof(*r->h));
+	}
+	r->h[r->n++] = (struct lt_hent){ seq, gen, gen ? keep : 0, gen ? bufoff : LT_WHOLE, 0 };
+}
+
+static void size_add(uint32_t seq, uint64_t size)
+{
+	if (lt.nsz == lt.capsz) {
+		lt.capsz = lt.capsz ? 2 * lt.capsz : 64;
+		lt.sz = xrealloc(lt.sz, lt.capsz * sizeof(*lt.sz));
+	}
+	lt.sz[lt.nsz++] = (struct lt_sent){ seq, size };
+	lt.cur_size = size;
+}
+
+/* The sizes a write of region r passes through (its pieces may land in any order) */
+static void size_add_write(uint32_t seq, const struct lt_region *r, uint32_t bufoff)
+{
+	uint64_t pos = 0, o = bufoff, n;
+
+	if (in_pieces(r->len, bufoff))
+		for (; pos < r->len; pos += n, o = (o + n) % LT_PAGE) {
+			n = piece_len(r->len - pos, o);
+			if (r->start + pos + n > lt.cur_size)
+				size_add(seq, r->start + pos + n);
+		}
+	else if (r->start + r->len > lt.cur_size)
+		size_add(seq, r->start + r->len);
+}
+
+/*
+ * One change of the file as one call, numbered and logged: through the
+ * mount, or over the writer's NFS session. A write's data is @buf, taken
+ * from byte @bufoff of a page.
+ */
+static void do_op(struct lt_writer *w, enum lt_op op, unsigned int ri, uint64_t cut,
+		  const uint8_t *buf, uint32_t bufoff, uint32_t gen)
+{
+	struct lt_region *r = &lt.rg[ri];
+	const char *what = NULL;
+	uint8_t verf[8];
+	unsigned int i;
+	uint32_t seq;
+	ssize_t n;
+	bool nfs = op >= LT_OP_NFS_SYNC;
+
+	if (nfs) {
+		w->anon = rnd_in(&w->rng, 0, 1);
+		vary_header(w);
+	}
+	pthread_mutex_lock(&lt.op_lock);
+	seq = lt.started + 1;
+	pthread_rwlock_wrlock(&lt.hist_lock);
+	switch (op) {
+	case LT_OP_TRUNC:
+		for (i = 0; i < lt.nrg; i++) {
+			struct lt_region *q = &lt.rg[i];
+			const struct lt_hent *h = &q->h[q->n - 1];
+			uint64_t keep;
+
+			if (q->start + q->len <= cut)
+				continue;
+			keep = q->start >= cut ? 0 : cut - q->start;
+			hist_add(q, seq, keep ? h->gen : 0, keep < h->keep ? keep : h->keep,
+				 LT_WHOLE);
+		}
+		size_add(seq, cut);
+		break;
+	case LT_OP_WRITE:
+		hist_add(r, seq, gen, r->len, bufoff);
+		size_add_write(seq, r, bufoff);
+		break;
+	case LT_OP_NFS_SYNC:
+	case LT_OP_NFS_UNSTABLE:
+		hist_add(r, seq, gen, r->len, LT_WHOLE);
+		size_add_write(seq, r, LT_WHOLE);
+		break;
+	default:
+		hist_add(r, seq, 0, r->len, LT_WHOLE);
+	}
+	pthread_rwlock_unlock(&lt.hist_lock);
+	LT_STORE(lt.started, seq);
+
+	switch (op) {
+	case LT_OP_WRITE:
+		n = pwrite(lt.wfd, buf, r->len, (off_t)r->start);
+		if (n != (ssize_t)r->len)
+			what = n < 0 ? "pwrite" : "pwrite (short)";
+		break;
+	case LT_OP_PUNCH:
+		if (fallocate(lt.wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->start,
+			      (off_t)r->len) < 0)
+			what = "fallocate(PUNCH_HOLE)";
+		break;
+	case LT_OP_ZERO:
+		if (fallocate(lt.wfd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)r->start,
+			      (off_t)r->len) < 0)
+			what = "fallocate(ZERO_RANGE)";
+		break;
+	case LT_OP_TRUNC:
+		if (ftruncate(lt.wfd, (off_t)cut) < 0)
+			what = "ftruncate";
+		break;
+	case LT_OP_NFS_SYNC:
+	case LT_OP_NFS_UNSTABLE:
+		nfs_write(w, r, buf, op == LT_OP_NFS_SYNC ? FILE_SYNC4 : UNSTABLE4, verf);
+		break;
+	case LT_OP_NFS_DEALLOC:
+		nfs_deallocate(w, r);
+		break;
+	case LT_OP_NR:
+		break;
+	}
+	if (what)
+		die("%s of %s: %s", what, lt.path, strerror(errno));
+	LT_STORE(lt.done, seq);
+	pthread_mutex_unlock(&lt.op_lock);
+	LT_ADD(lt.ops[op], 1);
+	if (nfs)
+		LT_ADD(*(w->anon ? &lt.anon_calls : &lt.open_calls), 1);
+	if (op == LT_OP_NFS_UNSTABLE && rnd_in(&w->rng, 0, 1)) {
+		nfs_commit(w, r, verf);
+		LT_ADD(lt.commits, 1);
+	}
+}
+
+static uint8_t *alloc_aligned(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, LT_PAGE, len ? len : 1))
+		die("posix_memalign: %s", strerror(ENOMEM));
+	return p;
+}
+
+/* A new pattern over region ri, through the mount from a buffer at a random page offset */
+static void write_region(struct lt_writer *w, unsigned int ri)
+{
+	const struct lt_region *r = &lt.rg[ri];
+	uint32_t gen = LT_ADD(lt.next_gen, 1);
+	unsigned int k = (unsigned int)rnd_in(&w->rng, 0, LT_NBUFOFFS - 1);
+	uint8_t *p = w->buf + lt_bufoffs[k];
+
+	pat_fill(gen, r->start, p, r->len);
+	do_op(w, LT_OP_WRITE, ri, 0, p, lt_bufoffs[k], gen);
+	LT_ADD(lt.by_bufoff[k], 1);
+	if (r->len > lt.unit)
+		LT_ADD(lt.over_unit, 1);
+	if (in_pieces(r->len, lt_bufoffs[k]))
+		LT_ADD(lt.in_pieces, 1);
+}
+
+/* A new pattern over region ri in one NFS WRITE */
+static void nfs_write_region(struct lt_writer *w, unsigned int ri, enum lt_op op)
+{
+	const struct lt_region *r = &lt.rg[ri];
+	uint32_t gen = LT_ADD(lt.next_gen, 1);
+
+	pat_fill(gen, r->start, w->buf, r->len);
+	do_op(w, op, ri, 0, w->buf, LT_WHOLE, gen);
+	if (r->len > lt.unit)
+		LT_ADD(lt.nfs_over_unit, 1);
+}
+
+/* a region to change: a probe one time in two */
+static unsigned int pick_region(uint64_t *s)
+{
+	if (lt.nprobes && rnd_in(s, 0, 1) == 0)
+		return lt.probes[rnd_in(s, 0, lt.nprobes - 1)];
+	return lt.writable[rnd_in(s, 0, lt.nwritable - 1)];
+}
+
+/* Cut the file into its last regions, then restore its size: at once or by rewriting. */
+static void truncate_cycle(struct lt_writer *w)
+{
+	uint64_t cut = rnd_in(&w->rng, lt.cut_from, lt.fsize - 1);
+	unsigned int ri;
+
+	do_op(w, LT_OP_TRUNC, 0, cut, NULL, LT_WHOLE, 0);
+	if (rnd_in(&w->rng, 0, 1)) {
+		for (ri = lt.nrg >= 3 ? lt.nrg - 3 : 0; ri < lt.nrg; ri++)
+			if (!lt.rg[ri].gap && lt.rg[ri].start + lt.rg[ri].len > cut)
+				write_region(w, ri);
+	} else {
+		usleep((useconds_t)rnd_in(&w->rng, 0, 1000));
+	}
+	do_op(w, LT_OP_TRUNC, 0, lt.fsize, NULL, LT_WHOLE, 0);
+}
+
+static void *writer(void *arg)
+{
+	struct lt_writer *w = arg;
+
+	while (!LT_LOAD(lt.stop)) {
+		unsigned int c = (unsigned int)rnd_in(&w->rng, 0, 9);
+
+		if (lt.nfs_writes) {
+			unsigned int ri = pick_region(&w->rng);
+
+			if (c < 3)
+				nfs_write_region(w, ri, LT_OP_NFS_SYNC);
+			else if (c < 7)
+				nfs_write_region(w, ri, LT_OP_NFS_UNSTABLE);
+			else
+				do_op(w, LT_OP_NFS_DEALLOC, ri, 0, NULL, LT_WHOLE, 0);
+		} else if (w->id == 0 && c == 0) {
+			truncate_cycle(w);
+		} else if (c < 6) {
+			write_region(w, pick_region(&w->rng));
+		} else {
+			do_op(w, c < 8 ? LT_OP_PUNCH : LT_OP_ZERO, pick_region(&w->rng), 0, NULL,
+			      LT_WHOLE, 0);
+		}
+	}
+	return NULL;
 }
 
 /* ---------------------------------------------------------------- checking */
@@ -964,7 +1560,7 @@ static bool violation(struct lt_reader *rd, enum lt_viol v, const char *fmt, ...
 	if (LT_ADD(lt.reported, 1) > LT_REPORT_MAX)
 		return false;
 	pthread_mutex_lock(&lt.out_lock);
-	printf("# VIOLATION (%s), reader %u: ", lt_viol_names[v], rd->id);
+	printf("# VIOLATION (%s), reader %u: ", lt_viol_names[v], rd->c.id);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -994,14 +1590,14 @@ static bool check_struct(struct lt_reader *rd, uint64_t *end)
 			return violation(rd, LT_V_STRUCT, "segment %u of kind %u", i, g->kind);
 		if (!g->len)
 			return violation(rd, LT_V_STRUCT, "segment %u is empty", i);
+		if (g->off > lt.fsize || g->len > lt.fsize - g->off)
+			return violation(rd, LT_V_STRUCT, "segment %u past the largest size", i);
 		if (i == 0 && (g->off > rd->off || g->off + g->len <= rd->off ||
 			       (g->kind == CONTENT_DATA && g->off != rd->off)))
 			return violation(rd, LT_V_STRUCT,
 					 "the first segment does not hold the offset");
 		if (i && g->off != pos)
 			return violation(rd, LT_V_STRUCT, "segment %u not contiguous", i);
-		if (g->off + g->len > lt.fsize)
-			return violation(rd, LT_V_STRUCT, "segment %u past the largest size", i);
 		if (g->kind == CONTENT_DATA) {
 			if (g->off + g->len > rend)
 				return violation(rd, LT_V_STRUCT, "data segment %u past the range",
@@ -1017,7 +1613,11 @@ static bool check_struct(struct lt_reader *rd, uint64_t *end)
 	return true;
 }
 
-/* u = the times in [lo, hi] at which region r showed bytes p of [a, b) */
+/*
+ * u = the times in [lo, hi] at which region r showed bytes p of [a, b):
+ * a state it had, or during a write in pieces (T = 2 * its seq alone)
+ * each piece before or after it.
+ */
 static void region_times(struct lt_reader *rd, const struct lt_region *r, uint64_t a, uint64_t b,
 			 const uint8_t *p, uint64_t lo, uint64_t hi)
 {
@@ -1037,14 +1637,18 @@ static void region_times(struct lt_reader *rd, const struct lt_region *r, uint64
 		uint64_t l = 2ULL * r->h[i].seq,
 			 h = i + 1 < r->n ? 2ULL * r->h[i + 1].seq : UINT64_MAX;
 
-		if (!shows(r, &r->h[i], a, b, p))
-			continue;
+		if (!shows(r, &r->h[i], a, b, p)) {
+			if (l < lo || !shows_pieces(r, i, a, b, p))
+				continue;
+			h = l;
+			LT_ADD(lt.split_views, 1);
+		}
 		l = l < lo ? lo : l;
 		h = h > hi ? hi : h;
 		if (l > h)
 			continue;
 		if (rd->nu && rd->u[rd->nu - 1].hi >= l)
-			rd->u[rd->nu - 1].hi = h;
+			rd->u[rd->nu - 1].hi = h > rd->u[rd->nu - 1].hi ? h : rd->u[rd->nu - 1].hi;
 		else if (rd->nu < LT_TSET_MAX)
 			rd->u[rd->nu++] = (struct lt_ivl){ l, h };
 		else
@@ -1129,9 +1733,54 @@ static void print_history(const struct lt_region *r, uint32_t s0, uint32_t s1)
 			continue;
 		if (h->seq > s1)
 			break;
-		printf("#     region history: call %u -> %s%u keep %" PRIu64 "\n", h->seq,
+		printf("#     region history: call %u -> %s%u keep %" PRIu64, h->seq,
 		       h->gen ? "write " : "zeros ", h->gen, h->keep);
+		if (h->gen && h->bufoff != LT_WHOLE)
+			printf(" (through the mount from page offset %u%s)", h->bufoff,
+			       in_pieces(r->len, h->bufoff) ? ", in pieces" : "");
+		printf("\n");
 	}
+	pthread_mutex_unlock(&lt.out_lock);
+}
+
+/*
+ * A torn view of region r, told as the longest run from its start that
+ * one state of the window shows, and the state that shows the rest.
+ */
+static void print_tear(const struct lt_region *r, uint64_t a, uint64_t b, const uint8_t *p,
+		       uint32_t s0, uint32_t s1)
+{
+	size_t i, k1 = SIZE_MAX, k2 = SIZE_MAX;
+	uint64_t m = a, e;
+
+	if (LT_LOAD(lt.reported) > LT_REPORT_MAX)
+		return;
+	for (i = 0; i < r->n && r->h[i].seq <= s1; i++) {
+		if (i + 3 < r->n && r->h[i + 3].seq <= s0)
+			continue;
+		e = match_end(r, &r->h[i], a, b, p);
+		if (e > m) {
+			m = e;
+			k1 = i;
+		}
+	}
+	for (i = 0; k1 != SIZE_MAX && i < r->n && r->h[i].seq <= s1; i++) {
+		if (i + 3 < r->n && r->h[i + 3].seq <= s0)
+			continue;
+		if (shows(r, &r->h[i], m, b, p + (m - a))) {
+			k2 = i;
+			break;
+		}
+	}
+	pthread_mutex_lock(&lt.out_lock);
+	if (k1 == SIZE_MAX)
+		printf("#     its first byte is in no state of the window\n");
+	else
+		printf("#     [%" PRIu64 ", %" PRIu64 ") as after call %u, then (%" PRIu64
+		       " bytes into the region) [%" PRIu64 ", %" PRIu64 ") %s%u\n",
+		       a, m, r->h[k1].seq, m - r->start, m, b,
+		       k2 == SIZE_MAX ? "in no state of the window, from call " : "as after call ",
+		       k2 == SIZE_MAX ? r->h[k1].seq : r->h[k2].seq);
 	pthread_mutex_unlock(&lt.out_lock);
 }
 
@@ -1174,7 +1823,7 @@ static void check_reply(struct lt_reader *rd)
 		}
 	}
 
-	pthread_mutex_lock(&lt.hist_lock);
+	pthread_rwlock_rdlock(&lt.hist_lock);
 	rd->nt = 1;
 	rd->t[0] = (struct lt_ivl){ lo, hi };
 	size_times(rd, smin, smax, lo, hi);
@@ -1199,13 +1848,16 @@ static void check_reply(struct lt_reader *rd)
 			size_t k;
 
 			for (k = 0; k < r->n && r->h[k].seq <= rd->s1 && !ever; k++)
-				ever = shows(r, &r->h[k], a, b, rd->view + (a - v0));
+				ever = shows(r, &r->h[k], a, b, rd->view + (a - v0)) ||
+				       shows_pieces(r, k, a, b, rd->view + (a - v0));
 			violation(rd, ever ? LT_V_STALE : LT_V_TORN,
 				  "region %u [%" PRIu64 ", +%" PRIu64 ")%s shows [%" PRIu64
 				  ", %" PRIu64 ") in %s",
 				  ri, r->start, r->len, r->gap ? " (gap)" : "", a, b,
 				  ever ? "a state not current while the request ran"
 				       : "a state it never had");
+			if (!ever)
+				print_tear(r, a, b, rd->view + (a - v0), rd->s0, rd->s1);
 			print_history(r, rd->s0, rd->s1);
 			goto out;
 		}
@@ -1221,13 +1873,26 @@ static void check_reply(struct lt_reader *rd)
 		}
 	}
 out:
-	pthread_mutex_unlock(&lt.hist_lock);
+	pthread_rwlock_unlock(&lt.hist_lock);
+}
+
+/* a point of the probes, all of their bytes alike: mostly in the long ones */
+static const struct lt_region *probe_point(uint64_t *s, uint64_t *at)
+{
+	uint64_t k = rnd_in(s, 0, lt.probe_bytes - 1);
+	unsigned int i;
+
+	for (i = 0; k >= lt.rg[lt.probes[i]].len; i++)
+		k -= lt.rg[lt.probes[i]].len;
+	*at = lt.rg[lt.probes[i]].start + k;
+	return &lt.rg[lt.probes[i]];
 }
 
 static void pick_range(struct lt_reader *rd)
 {
-	uint64_t *s = &rd->rng;
-	unsigned int c = (unsigned int)rnd_in(s, 0, 19);
+	uint64_t *s = &rd->rng, at, back;
+	unsigned int c = (unsigned int)rnd_in(s, 0, 31);
+	const struct lt_region *r;
 
 	if (c < 2) {
 		rd->off = 0;
@@ -1236,15 +1901,38 @@ static void pick_range(struct lt_reader *rd)
 		/* around the end of the file, often past it while it is cut */
 		rd->off = rnd_in(s, lt.cut_from, lt.fsize + LT_PAGE);
 		rd->count = rnd_in(s, 1, LT_COUNT_MAX);
-	} else {
+	} else if (c < 22 || !lt.nprobes) {
 		rd->off = rnd_in(s, 0, lt.fsize - 1);
 		if (c < 11)
 			rd->off = lt.rg[rnd_in(s, 0, lt.nrg - 1)].start;
 		rd->count = UINT64_C(1) << rnd_in(s, 0, 19);
 		rd->count += rnd_in(s, 0, rd->count);
+	} else {
+		/*
+		 * 1 MiB over a point of a probe: anywhere in it, or in its
+		 * last 8 KiB, where a write of 1 MiB or a little less from a
+		 * buffer not on a page boundary is cut in two
+		 */
+		r = probe_point(s, &at);
+		if (c >= 27)
+			at = r->start + r->len - rnd_in(s, 1, r->len < 8192 ? r->len : 8192);
+		back = rnd_in(s, 0, LT_COUNT_MAX - 1);
+		rd->off = at > back ? at - back : 0;
+		rd->count = LT_COUNT_MAX;
 	}
 	if (rd->count > LT_COUNT_MAX)
 		rd->count = LT_COUNT_MAX;
+}
+
+static uint64_t races_found(void)
+{
+	uint64_t v = 0;
+	int k;
+
+	for (k = 0; k < LT_V_NR; k++)
+		if (lt.expect_kind < 0 ? lt_is_race(k) : k == lt.expect_kind)
+			v += LT_LOAD(lt.viol[k]);
+	return v;
 }
 
 static void *reader(void *arg)
@@ -1257,15 +1945,8 @@ static void *reader(void *arg)
 		read_plus(rd);
 		rd->s1 = LT_LOAD(lt.started);
 		check_reply(rd);
-		if (lt.stop_after) {
-			uint64_t v = 0;
-			int k;
-
-			for (k = 0; k < LT_V_NR; k++)
-				v += lt_is_race(k) ? LT_LOAD(lt.viol[k]) : 0;
-			if (v >= lt.stop_after)
-				LT_STORE(lt.stop, true);
-		}
+		if (lt.stop_after && races_found() >= lt.stop_after)
+			LT_STORE(lt.stop, true);
 	}
 	return NULL;
 }
@@ -1277,7 +1958,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lt_nfs_torture --port P --name PATH [--host A] [--seed N] [--seconds S]\n"
 		"                      [--writers W] [--readers R] [--small N] [--big N]\n"
-		"                      [--min-replies N] [--stop-after N] [--expect-race] FILE\n"
+		"                      [--nfs-writes] [--min-replies N] [--max-replies N]\n"
+		"                      [--stop-after N] [--timeout T] [--expect-race[=KIND]] FILE\n"
 		"FILE is on the lacunafs mount lacunad exports; PATH names it relative to the\n"
 		"export's root. FILE is overwritten.\n");
 	exit(2);
@@ -1303,16 +1985,19 @@ static void parse(int argc, char **argv)
 		{ "host", required_argument, NULL, 'H' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "seconds", required_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "writers", required_argument, NULL, 'w' },
 		{ "readers", required_argument, NULL, 'r' },
 		{ "small", required_argument, NULL, 'm' },
 		{ "big", required_argument, NULL, 'b' },
+		{ "nfs-writes", no_argument, NULL, 'W' },
 		{ "min-replies", required_argument, NULL, 'n' },
+		{ "max-replies", required_argument, NULL, 'M' },
 		{ "stop-after", required_argument, NULL, 'a' },
-		{ "expect-race", no_argument, NULL, 'x' },
+		{ "expect-race", optional_argument, NULL, 'x' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, k;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -1331,6 +2016,9 @@ static void parse(int argc, char **argv)
 		case 't':
 			lt.seconds = (unsigned int)num(optarg);
 			break;
+		case 'T':
+			lt.timeout = (unsigned int)num(optarg);
+			break;
 		case 'w':
 			lt.nwriters = (unsigned int)num(optarg);
 			break;
@@ -1343,14 +2031,27 @@ static void parse(int argc, char **argv)
 		case 'b':
 			lt.nbig = (unsigned int)num(optarg);
 			break;
+		case 'W':
+			lt.nfs_writes = true;
+			break;
 		case 'n':
 			lt.min_replies = num(optarg);
+			break;
+		case 'M':
+			lt.max_replies = num(optarg);
 			break;
 		case 'a':
 			lt.stop_after = num(optarg);
 			break;
 		case 'x':
 			lt.expect_race = true;
+			if (!optarg)
+				break;
+			for (k = 0; k < LT_V_NR && strcmp(optarg, lt_viol_names[k]); k++)
+				;
+			if (k == LT_V_NR || !lt_is_race(k))
+				usage();
+			lt.expect_kind = k;
 			break;
 		default:
 			usage();
@@ -1358,65 +2059,165 @@ static void parse(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !lt.port || lt.port > 65535 || !lt.name || !lt.nwriters ||
 	    !lt.nreaders || lt.nwriters > LT_THREADS_MAX || lt.nreaders > LT_THREADS_MAX ||
-	    lt.nbig + lt.nsmall < 3 || lt.nbig + lt.nsmall > LT_REGIONS_MAX / 2)
+	    lt.nbig + lt.nsmall < 3 || lt.nbig + lt.nsmall > LT_REGIONS_MAX / 2 || !lt.timeout)
 		usage();
 	lt.path = argv[optind];
+}
+
+/* The mount's write units (LACUNA_IOC_INFO), checked against the model of piece_len() */
+static void mount_units(void)
+{
+	struct lacuna_info info = { .size = sizeof(info) };
+
+	if (sysconf(_SC_PAGESIZE) != (long)LT_PAGE)
+		die("the page size is %ld, not %" PRIu64, sysconf(_SC_PAGESIZE), LT_PAGE);
+	if (ioctl(lt.wfd, LACUNA_IOC_INFO, &info) < 0)
+		die("ioctl(LACUNA_IOC_INFO) on %s: %s (not on lacunafs?)", lt.path,
+		    strerror(errno));
+	lt.unit = info.write_unit;
+	lt.unit_al = info.write_unit_aligned;
+	if (!lt.unit || lt.unit > lt.unit_al || lt.unit_al > lt.unit + LT_PAGE - 1 ||
+	    lt.unit_al % LT_PAGE || lt.unit < LT_PAGE)
+		die("LACUNA_IOC_INFO: write_unit %" PRIu64 ", write_unit_aligned %" PRIu64
+		    ": not the kernel's pieces of pages this tool models",
+		    lt.unit, lt.unit_al);
 }
 
 /* Fresh file of full size, then a first state for some regions. */
 static void setup_file(void)
 {
 	uint64_t s = lt.seed * 31 + 7;
-	uint8_t *buf = alloc_aligned(lt.maxlen);
+	struct lt_writer w = { .rng = lt.seed * 37 + 11 };
 	unsigned int i;
 
-	lt.wfd = open(lt.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (lt.wfd < 0)
-		die("open %s: %s", lt.path, strerror(errno));
+	w.buf = alloc_aligned(lt.maxlen + LT_PAGE);
 	if (ftruncate(lt.wfd, (off_t)lt.fsize) < 0)
 		die("ftruncate %s: %s", lt.path, strerror(errno));
 	for (i = 0; i < lt.nrg; i++)
-		hist_add(&lt.rg[i], 0, 0, 0);
+		hist_add(&lt.rg[i], 0, 0, 0, LT_WHOLE);
 	size_add(0, lt.fsize);
 	for (i = 0; i < lt.nrg; i++)
 		if (!lt.rg[i].gap && rnd_in(&s, 0, 2))
-			write_region(i, buf);
-	free(buf);
+			write_region(&w, i);
+	memset(lt.by_bufoff, 0, sizeof(lt.by_bufoff));
+	memset(lt.ops, 0, sizeof(lt.ops));
+	lt.in_pieces = lt.over_unit = 0;
+	free(w.buf);
+}
+
+static double elapsed(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void report(double secs)
+{
+	uint64_t total = 0;
+	unsigned int k;
+
+	printf("# lt_nfs_torture: %.1f s, changes:", secs);
+	for (k = 0; k < LT_OP_NR; k++)
+		if (lt.ops[k])
+			printf(" %" PRIu64 " %s", lt.ops[k], lt_op_names[k]);
+	printf("\n");
+	if (lt.nfs_writes) {
+		printf("# lt_nfs_torture: NFS calls with the open stateid %" PRIu64
+		       ", the anonymous one %" PRIu64 "; %" PRIu64 " COMMITs; %" PRIu64
+		       " WRITEs of more than the mount's write unit; WRITE data at record "
+		       "offsets %u..%u\n",
+		       lt.open_calls, lt.anon_calls, lt.commits, lt.nfs_over_unit,
+		       lt.data_off_min == UINT32_MAX ? 0 : lt.data_off_min, lt.data_off_max);
+	} else {
+		printf("# lt_nfs_torture: writes through the mount by buffer page offset:");
+		for (k = 0; k < LT_NBUFOFFS; k++)
+			printf(" +%u %" PRIu64, lt_bufoffs[k], lt.by_bufoff[k]);
+		printf("; %" PRIu64 " longer than the write unit, %" PRIu64
+		       " of them in the kernel's pieces\n",
+		       lt.over_unit, lt.in_pieces);
+	}
+	printf("# lt_nfs_torture: %" PRIu64 " READ_PLUS replies checked (%" PRIu64
+	       " with eof, %" PRIu64 " at or past EOF), %" PRIu64 " holes, %" PRIu64
+	       " MiB of data, %" PRIu64 " regions seen mid-write in whole pieces\n",
+	       lt.replies, lt.eofs, lt.past_eof, lt.holes, lt.data_bytes / LT_MIB, lt.split_views);
+	for (k = 0; k < LT_V_NR; k++)
+		total += lt.viol[k];
+	printf("# lt_nfs_torture: %" PRIu64 " violations:", total);
+	for (k = 0; k < LT_V_NR; k++)
+		printf(" %" PRIu64 " %s", lt.viol[k], lt_viol_names[k]);
+	printf("\n");
 }
 
 int main(int argc, char **argv)
 {
 	pthread_t wt[LT_THREADS_MAX], rt[LT_THREADS_MAX];
+	pthread_rwlockattr_t rwa;
 	struct lt_reader *rds;
-	struct timespec t0, t1;
-	uint64_t races = 0, total = 0;
+	struct lt_writer *wrs;
+	struct timespec t0;
+	uint64_t total = 0, replies;
 	unsigned int i;
+	bool pass, timed_out = false;
 	double secs;
-	bool pass;
 	int rc, k;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv);
-	make_layout();
-	setup_file();
+	pthread_rwlockattr_init(&rwa);
+	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	rc = pthread_rwlock_init(&lt.hist_lock, &rwa);
+	if (rc)
+		die("pthread_rwlock_init: %s", strerror(rc));
+	pthread_rwlockattr_destroy(&rwa);
+	lt.wfd = open(lt.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (lt.wfd < 0)
+		die("open %s: %s", lt.path, strerror(errno));
+	mount_units();
 
 	rds = calloc(lt.nreaders, sizeof(*rds));
-	if (!rds)
+	wrs = calloc(lt.nwriters, sizeof(*wrs));
+	if (!rds || !wrs)
 		die("calloc: %s", strerror(ENOMEM));
 	for (i = 0; i < lt.nreaders; i++) {
-		rds[i].id = i;
 		rds[i].rng = (lt.seed + 2000 + i) * 0x9E3779B97F4A7C15ULL | 1;
-		rds[i].xid = (uint32_t)(i + 1) << 24;
-		rds[i].rbuf = malloc(LT_REPLY_MAX + 4096);
-		rds[i].view = malloc(lt.fsize + LT_PAGE);
-		if (!rds[i].rbuf || !rds[i].view)
-			die("malloc: %s", strerror(ENOMEM));
-		nfs_setup(&rds[i]);
+		conn_init(&rds[i].c, i, LT_REPLY_MAX + 4096);
+		nfs_setup(&rds[i].c, 65536);
 	}
-	printf("# lt_nfs_torture: seed %" PRIu64 ", file %" PRIu64 " bytes, %u regions, "
-	       "%u writers, %u readers over %s:%u, %u s%s\n",
-	       lt.seed, lt.fsize, lt.nrg, lt.nwriters, lt.nreaders, lt.host, lt.port, lt.seconds,
-	       lt.expect_race ? ", expecting a race" : "");
+	lt.maxwrite = nfs_maxwrite(&rds[0].c);
+	if (lt.nfs_writes && (lt.maxwrite < LT_PAGE || lt.maxwrite > LT_REGION_MAX))
+		die("maxwrite %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", lt.maxwrite, LT_PAGE,
+		    LT_REGION_MAX);
+	make_layout();
+	setup_file();
+	for (i = 0; i < lt.nreaders; i++) {
+		rds[i].view = malloc(lt.fsize + LT_PAGE);
+		if (!rds[i].view)
+			die("malloc: %s", strerror(ENOMEM));
+	}
+	for (i = 0; i < lt.nwriters; i++) {
+		wrs[i].id = i;
+		wrs[i].rng = (lt.seed + 1000 + i) * 0x9E3779B97F4A7C15ULL | 1;
+		wrs[i].buf = alloc_aligned(lt.maxlen + LT_PAGE);
+		if (!lt.nfs_writes)
+			continue;
+		conn_init(&wrs[i].c, LT_THREADS_MAX + i, LT_SMALL_REPLY);
+		nfs_setup(&wrs[i].c, (uint32_t)(lt.maxwrite + 2 * LT_HDR_MAX));
+		if (wrs[i].c.maxreq < lt.maxwrite + LT_HDR_MAX)
+			die("the server grants requests of %u bytes, less than maxwrite %" PRIu64
+			    " and its header",
+			    wrs[i].c.maxreq, lt.maxwrite);
+		nfs_open(&wrs[i]);
+	}
+	printf("# lt_nfs_torture: seed %" PRIu64 ", file %" PRIu64 " bytes, %u regions "
+	       "(%u probes), %u writers %s, %u readers over %s:%u, %u s%s\n",
+	       lt.seed, lt.fsize, lt.nrg, lt.nprobes, lt.nwriters,
+	       lt.nfs_writes ? "over NFS" : "through the mount", lt.nreaders, lt.host, lt.port,
+	       lt.seconds, lt.expect_race ? ", expecting a race" : "");
+	printf("# lt_nfs_torture: the mount's write unit %" PRIu64 " bytes (%" PRIu64
+	       " from a page-aligned buffer); the server's maxwrite %" PRIu64 "\n",
+	       lt.unit, lt.unit_al, lt.maxwrite);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < lt.nreaders; i++) {
@@ -1425,56 +2226,68 @@ int main(int argc, char **argv)
 			die("pthread_create: %s", strerror(rc));
 	}
 	for (i = 0; i < lt.nwriters; i++) {
-		rc = pthread_create(&wt[i], NULL, writer, (void *)(uintptr_t)i);
+		rc = pthread_create(&wt[i], NULL, writer, &wrs[i]);
 		if (rc)
 			die("pthread_create: %s", strerror(rc));
 	}
+	/*
+	 * With --expect-race and --max-replies only a race found or the
+	 * replies bound end the run; otherwise it lasts --seconds and until
+	 * --min-replies were checked. --timeout is a guard against a hang.
+	 */
 	for (;;) {
 		usleep(20000);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		if (LT_LOAD(lt.stop) || secs >= lt.seconds)
+		secs = elapsed(&t0);
+		replies = LT_LOAD(lt.replies);
+		if (LT_LOAD(lt.stop))
 			break;
+		if (lt.max_replies && replies >= lt.max_replies)
+			break;
+		if (secs >= lt.seconds && !(lt.expect_race && lt.max_replies) &&
+		    (lt.expect_race || replies >= lt.min_replies))
+			break;
+		if (secs >= lt.timeout) {
+			timed_out = true;
+			break;
+		}
 	}
 	LT_STORE(lt.stop, true);
 	for (i = 0; i < lt.nwriters; i++)
 		pthread_join(wt[i], NULL);
 	for (i = 0; i < lt.nreaders; i++)
 		pthread_join(rt[i], NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	secs = elapsed(&t0);
+	report(secs);
 
-	for (k = 0; k < LT_V_NR; k++) {
-		total += lt.viol[k];
-		races += lt_is_race(k) ? lt.viol[k] : 0;
-	}
-	printf("# lt_nfs_torture: %.1f s, changes:", secs);
-	for (k = 0; k < 4; k++)
-		printf(" %" PRIu64 " %s", lt.ops[k], lt_op_names[k]);
-	printf("\n# lt_nfs_torture: %" PRIu64 " READ_PLUS replies checked (%" PRIu64
-	       " with eof, %" PRIu64 " at or past EOF), %" PRIu64 " holes, %" PRIu64
-	       " MiB of data\n",
-	       lt.replies, lt.eofs, lt.past_eof, lt.holes, lt.data_bytes / LT_MIB);
-	printf("# lt_nfs_torture: %" PRIu64 " violations:", total);
 	for (k = 0; k < LT_V_NR; k++)
-		printf(" %" PRIu64 " %s", lt.viol[k], lt_viol_names[k]);
-	printf("\n");
+		total += lt.viol[k];
 	if (lt.expect_race) {
-		pass = races > 0;
-		printf("%s: %s\n", pass ? "PASS" : "FAIL",
-		       pass ? "the race was caught" : "no race caught although one was expected");
+		pass = races_found() > 0;
+		printf("%s: %s (%s)\n", pass ? "PASS" : "FAIL",
+		       pass	   ? "the race was caught"
+		       : timed_out ? "timed out before a race was caught"
+				   : "no race caught although one was expected",
+		       lt.expect_kind >= 0 ? lt_viol_names[lt.expect_kind] : "any kind");
 	} else {
-		pass = total == 0 && lt.replies >= lt.min_replies;
+		pass = total == 0 && lt.replies >= lt.min_replies && !timed_out;
 		printf("%s: %s\n", pass ? "PASS" : "FAIL",
-		       total			     ? "violations found"
+		       total	   ? "violations found"
+		       : timed_out ? "timed out before enough replies were checked"
 		       : lt.replies < lt.min_replies ? "too few replies checked"
 						     : "every reply was a consistent snapshot");
 	}
+	for (i = 0; i < lt.nwriters; i++) {
+		if (lt.nfs_writes) {
+			nfs_close(&wrs[i]);
+			conn_close(&wrs[i].c);
+		}
+		free(wrs[i].buf);
+	}
 	for (i = 0; i < lt.nreaders; i++) {
-		close(rds[i].sock);
-		free(rds[i].rbuf);
+		conn_close(&rds[i].c);
 		free(rds[i].view);
 	}
+	free(wrs);
 	free(rds);
 	close(lt.wfd);
 	return pass ? 0 : 1;
