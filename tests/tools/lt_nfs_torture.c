@@ -156,6 +156,7 @@
 #define LT_MACHINE_MAX 255  /* AUTH_SYS machinename<255> */
 #define LT_GIDS_MAX 16	    /* AUTH_SYS gids<16> */
 #define LT_WHOLE UINT32_MAX /* lt_hent.bufoff of a change applied whole */
+#define LT_DELAY_TRIES 1000 /* NFS4ERR_DELAY answers to one call before giving up */
 
 /* NFSv4 numbers (RFC 8881, RFC 7862) */
 enum {
@@ -174,6 +175,7 @@ enum {
 	OP_RECLAIM_COMPLETE = 58,
 	OP_DEALLOCATE = 62,
 	OP_READ_PLUS = 68,
+	NFS4ERR_DELAY = 10008,
 	NFS4ERR_COMPLETE_ALREADY = 10054,
 	CONTENT_DATA = 0,
 	CONTENT_HOLE = 1,
@@ -1172,34 +1174,54 @@ static void vary_header(struct lt_writer *w)
 }
 
 /* SEQUENCE + PUTFH + WRITE of region r's bytes; the write verifier in @verf */
+/*
+ * NFS4ERR_DELAY (the server out of buffers for the moment) changes
+ * nothing: the writer asks again within the same call of the history,
+ * which then lasts until the answer that is not DELAY.
+ */
+static bool delayed(uint32_t st, unsigned int *tries, const char *what)
+{
+	if (st != NFS4ERR_DELAY)
+		return false;
+	if (++*tries > LT_DELAY_TRIES)
+		die("%s: still NFS4ERR_DELAY after %u tries", what, LT_DELAY_TRIES);
+	usleep(1000u << (*tries < 6 ? *tries : 6));
+	return true;
+}
+
+/* SEQUENCE + PUTFH + WRITE of region r's bytes; the write verifier in @verf */
 static void nfs_write(struct lt_writer *w, const struct lt_region *r, const uint8_t *data,
 		      uint32_t stable, uint8_t *verf)
 {
 	struct lt_conn *c = &w->c;
 	uint32_t st, count, committed, at;
+	unsigned int tries = 0;
 	struct enc e;
 	struct dec d;
 
-	call_begin(c, &e, 3);
-	op_sequence(c, &e);
-	op_putfh(c, &e);
-	e32(&e, OP_WRITE);
-	ebytes(&e, io_stateid(w), 16);
-	e64(&e, r->start);
-	e32(&e, stable);
-	e32(&e, (uint32_t)r->len);
-	if (e.n - 4 + r->len + 3 > c->maxreq)
-		die("a WRITE of %" PRIu64 " bytes does not fit the session's requests of %u",
-		    r->len, c->maxreq);
-	/* where the data sits in the record (op_lock held) */
-	at = (uint32_t)(e.n - 4);
-	if (at < lt.data_off_min)
-		lt.data_off_min = at;
-	if (at > lt.data_off_max)
-		lt.data_off_max = at;
-	call_data(c, &e, data, r->len, &d);
-	res_seq_putfh(&d);
-	st = res_op(&d, OP_WRITE, "WRITE");
+	do {
+		call_begin(c, &e, 3);
+		op_sequence(c, &e);
+		op_putfh(c, &e);
+		e32(&e, OP_WRITE);
+		ebytes(&e, io_stateid(w), 16);
+		e64(&e, r->start);
+		e32(&e, stable);
+		e32(&e, (uint32_t)r->len);
+		if (e.n - 4 + r->len + 3 > c->maxreq)
+			die("a WRITE of %" PRIu64
+			    " bytes does not fit the session's requests of %u",
+			    r->len, c->maxreq);
+		/* where the data sits in the record (op_lock held) */
+		at = (uint32_t)(e.n - 4);
+		if (at < lt.data_off_min)
+			lt.data_off_min = at;
+		if (at > lt.data_off_max)
+			lt.data_off_max = at;
+		call_data(c, &e, data, r->len, &d);
+		res_seq_putfh(&d);
+		st = res_op(&d, OP_WRITE, "WRITE");
+	} while (delayed(st, &tries, "WRITE"));
 	if (st)
 		die("WRITE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len, st);
 	count = d32(&d);
@@ -1241,20 +1263,23 @@ static void nfs_commit(struct lt_writer *w, const struct lt_region *r, const uin
 static void nfs_deallocate(struct lt_writer *w, const struct lt_region *r)
 {
 	struct lt_conn *c = &w->c;
+	unsigned int tries = 0;
 	struct enc e;
 	struct dec d;
 	uint32_t st;
 
-	call_begin(c, &e, 3);
-	op_sequence(c, &e);
-	op_putfh(c, &e);
-	e32(&e, OP_DEALLOCATE);
-	ebytes(&e, io_stateid(w), 16);
-	e64(&e, r->start);
-	e64(&e, r->len);
-	call(c, &e, &d);
-	res_seq_putfh(&d);
-	st = res_op(&d, OP_DEALLOCATE, "DEALLOCATE");
+	do {
+		call_begin(c, &e, 3);
+		op_sequence(c, &e);
+		op_putfh(c, &e);
+		e32(&e, OP_DEALLOCATE);
+		ebytes(&e, io_stateid(w), 16);
+		e64(&e, r->start);
+		e64(&e, r->len);
+		call(c, &e, &d);
+		res_seq_putfh(&d);
+		st = res_op(&d, OP_DEALLOCATE, "DEALLOCATE");
+	} while (delayed(st, &tries, "DEALLOCATE"));
 	if (st)
 		die("DEALLOCATE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len,
 		    st);
