@@ -932,6 +932,15 @@ static void res_seq_putfh(struct dec *d)
 		die("PUTFH failed: status %u", st);
 }
 
+/* Begin a COMPOUND of SEQUENCE, PUTFH of the file and @op, whose arguments follow */
+static void file_op(struct lt_conn *c, struct enc *e, uint32_t op)
+{
+	call_begin(c, e, 3);
+	op_sequence(c, e);
+	op_putfh(c, e);
+	e32(e, op);
+}
+
 /*
  * Connect, make a session whose requests may be @maxreq bytes, complete
  * the reclaims and look up the file.
@@ -1080,10 +1089,7 @@ static uint64_t nfs_maxwrite(struct lt_conn *c)
 	uint32_t st, nw, len, w0 = 0, i;
 	uint64_t v;
 
-	call_begin(c, &e, 3);
-	op_sequence(c, &e);
-	op_putfh(c, &e);
-	e32(&e, OP_GETATTR);
+	file_op(c, &e, OP_GETATTR);
 	e32(&e, 1);
 	e32(&e, 1u << FATTR4_MAXWRITE);
 	call(c, &e, &d);
@@ -1115,10 +1121,7 @@ static void nfs_open(struct lt_writer *w)
 	uint32_t st;
 
 	snprintf(owner, sizeof(owner), "lt_nfs_torture-w%u", w->id);
-	call_begin(c, &e, 3);
-	op_sequence(c, &e);
-	op_putfh(c, &e);
-	e32(&e, OP_OPEN);
+	file_op(c, &e, OP_OPEN);
 	e32(&e, 0); /* seqid: ignored in 4.1 */
 	e32(&e, OPEN4_SHARE_ACCESS_WRITE);
 	e32(&e, OPEN4_SHARE_DENY_NONE);
@@ -1145,10 +1148,7 @@ static void nfs_close(struct lt_writer *w)
 
 	c->taglen = c->ngids = 0;
 	c->machlen = 14;
-	call_begin(c, &e, 3);
-	op_sequence(c, &e);
-	op_putfh(c, &e);
-	e32(&e, OP_CLOSE);
+	file_op(c, &e, OP_CLOSE);
 	e32(&e, 0);
 	ebytes(&e, w->open_sid, 16);
 	call(c, &e, &d);
@@ -1200,10 +1200,7 @@ static void nfs_write(struct lt_writer *w, const struct lt_region *r, const uint
 	struct dec d;
 
 	do {
-		call_begin(c, &e, 3);
-		op_sequence(c, &e);
-		op_putfh(c, &e);
-		e32(&e, OP_WRITE);
+		file_op(c, &e, OP_WRITE);
 		ebytes(&e, io_stateid(w), 16);
 		e64(&e, r->start);
 		e32(&e, stable);
@@ -1243,10 +1240,7 @@ static void nfs_commit(struct lt_writer *w, const struct lt_region *r, const uin
 	uint32_t st;
 
 	vary_header(w);
-	call_begin(c, &e, 3);
-	op_sequence(c, &e);
-	op_putfh(c, &e);
-	e32(&e, OP_COMMIT);
+	file_op(c, &e, OP_COMMIT);
 	e64(&e, r->start);
 	e32(&e, (uint32_t)r->len);
 	call(c, &e, &d);
@@ -1269,10 +1263,7 @@ static void nfs_deallocate(struct lt_writer *w, const struct lt_region *r)
 	uint32_t st;
 
 	do {
-		call_begin(c, &e, 3);
-		op_sequence(c, &e);
-		op_putfh(c, &e);
-		e32(&e, OP_DEALLOCATE);
+		file_op(c, &e, OP_DEALLOCATE);
 		ebytes(&e, io_stateid(w), 16);
 		e64(&e, r->start);
 		e64(&e, r->len);
@@ -1294,10 +1285,7 @@ static void read_plus(struct lt_reader *rd)
 	uint32_t n, i, len = 0;
 	static const uint8_t anon[16];
 
-	call_begin(c, &e, 3);
-	op_sequence(c, &e);
-	op_putfh(c, &e);
-	e32(&e, OP_READ_PLUS);
+	file_op(c, &e, OP_READ_PLUS);
 	ebytes(&e, anon, 16);
 	e64(&e, rd->off);
 	e32(&e, (uint32_t)rd->count);
