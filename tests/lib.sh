@@ -174,6 +174,33 @@ lt_check_eq() {
 		lt_fail "$1: expected '$2', got '$3'"
 	fi
 }
+# lt_run_checks LABEL TIMEOUT COMMAND...: run COMMAND (at most TIMEOUT
+# seconds) and make one check of every line it prints that starts with
+# "ok" (passed) or "FAIL"/"not ok" (failed), logging the others. Its exit
+# status must be 0, or 1 when it printed a failed check.
+lt_run_checks() {
+	local label=$1 to=$2 out rc line failed=0
+	shift 2
+	out=$(timeout "$to" "$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) lt_ok "$label: ${line#ok - }" ;;
+		"ok "*) lt_ok "$label: ${line#ok }" ;;
+		"not ok - "*) lt_fail "$label: ${line#not ok - }"; failed=1 ;;
+		"FAIL "*) lt_fail "$label: ${line#FAIL }"; failed=1 ;;
+		"# "*) lt_log "${line#\# }" ;;
+		"") ;;
+		*) lt_log "$line" ;;
+		esac
+	done <<<"$out"
+	if [ "$rc" -eq 124 ]; then
+		lt_fail "$label: timed out after $to s"
+	elif [ "$rc" -ne 0 ] && ! { [ "$rc" -eq 1 ] && [ "$failed" -eq 1 ]; }; then
+		lt_fail "$label: $(basename "$1") exited with status $rc"
+		tail -n 20 <<<"$out" | sed 's/^/# /'
+	fi
+}
 lt_done() {
 	echo "# $LT_CHECKS checks, $LT_FAILS failed"
 	[ "$LT_CHECKS" -gt 0 ] || lt_hard "no checks ran"

@@ -265,6 +265,17 @@ nfs_alive() {
 	[ -n "$NFS_PID" ] && kill -0 "$NFS_PID" 2>/dev/null
 }
 
+# nfs_run_checks LABEL TIMEOUT COMMAND...: lt_run_checks, then the server
+# must still be running (a hard error if not: nothing after can pass).
+nfs_run_checks() {
+	lt_run_checks "$@"
+	if ! nfs_alive; then
+		lt_fail "$1: the server died"
+		sed 's/^/# server: /' "$NFS_LOG" | tail -n 30
+		lt_hard "no server"
+	fi
+}
+
 # nfs_stop: stop the server with SIGTERM; check that it exits in time with
 # status 0 (lacunad only: Ganesha's status is not ours to check) and that
 # its log has no sanitizer report.

@@ -20,22 +20,7 @@ lt_require_fuse
 LTW="$TOOLS/lt_write"
 [ -x "$LTW" ] || lt_hard "lt_write not built at $LTW"
 
-# run_checks LABEL CMD...: one lt_ok/lt_fail per "ok"/"FAIL" line
-run_checks() {
-	local label=$1 out rc line
-	shift
-	out=$(timeout 600 "$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) lt_ok "$label: ${line#ok }" ;;
-		"FAIL "*) lt_fail "$label: ${line#FAIL }" ;;
-		*) lt_log "$line" ;;
-		esac
-	done <<<"$out"
-	[ $rc -eq 124 ] && lt_fail "$label: timed out after 600 s"
-	lt_check_eq "$label: exit status" 0 "$rc"
-}
+run_checks() { lt_run_checks "$1" 600 "${@:2}"; }
 
 check_fs() {
 	local type=$1 backing=$2 mnt=$3

@@ -35,16 +35,8 @@ for rec in 16384 1056768 8388608; do
 	lt_check "max_record $rec: the pool is lacunafs's arena (atomic sparse reads)" \
 		bash -c "! grep -q 'not be atomic' '$NFS_LOG'"
 	: >"$NFS_EXPORT/f$rec"
-	out=$(nfs_run python3 "$CHECK" "$NFS_PORT" "$NFS_EXPORT/f$rec" "$rec" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) lt_ok "max_record $rec: ${line#ok }" ;;
-		"FAIL "*) lt_fail "max_record $rec: ${line#FAIL }" ;;
-		*) lt_log "$line" ;;
-		esac
-	done <<<"$out"
-	lt_check_eq "max_record $rec: lt_max_record.py exit status" 0 "$rc"
+	nfs_run_checks "max_record $rec" "$LT_NFS_TIMEOUT" \
+		python3 "$CHECK" "$NFS_PORT" "$NFS_EXPORT/f$rec" "$rec"
 	# the stats file is written on SIGHUP: the reload also tries a new max_record
 	sed -i "s/^max_record = .*/max_record = 65536/" "$conf"
 	kill -HUP "$NFS_PID"

@@ -33,27 +33,7 @@ NAMES="$top_srcdir/tests/lt_nfs4_names.py"
 TO=$LT_NFS_TIMEOUT
 
 # run_checks LABEL ARGS...: one lt_ok/lt_fail per line the script prints
-run_checks() {
-	local label=$1 out rc line
-	shift
-	out=$(timeout "$TO" python3 "$NAMES" "$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) lt_ok "$label: ${line#ok - }" ;;
-		"not ok - "*) lt_fail "$label: ${line#not ok - }" ;;
-		esac
-	done <<<"$out"
-	if [ "$rc" -gt 1 ]; then
-		lt_fail "$label: lt_nfs4_names.py exited with $rc"
-		tail -n 20 <<<"$out" | sed 's/^/# /'
-	fi
-	if ! nfs_alive; then
-		lt_fail "$label: the server died"
-		sed 's/^/# server: /' "$NFS_LOG" | tail -n 30
-		lt_hard "no server"
-	fi
-}
+run_checks() { nfs_run_checks "$1" "$TO" python3 "$NAMES" "${@:2}"; }
 
 per_fs() {
 	local type=$1 mnt=$3 m

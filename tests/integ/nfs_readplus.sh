@@ -51,28 +51,7 @@ for cmd in nfs-map nfs-get; do
 done
 
 # run_checks LABEL ARGS...: one lt_ok/lt_fail per line the script prints
-run_checks() {
-	local label=$1 out rc line
-	shift
-	out=$(timeout "$LT_NFS_TIMEOUT" python3 "$RP" "$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) lt_ok "$label: ${line#ok - }" ;;
-		"not ok - "*) lt_fail "$label: ${line#not ok - }" ;;
-		"# "*) echo "# $label: ${line#\# }" ;;
-		esac
-	done <<<"$out"
-	if [ "$rc" -gt 1 ]; then
-		lt_fail "$label: lt_readplus.py exited with $rc"
-		tail -n 20 <<<"$out" | sed 's/^/# /'
-	fi
-	if ! nfs_alive; then
-		lt_fail "$label: the server died"
-		sed 's/^/# server: /' "$NFS_LOG" | tail -n 30
-		lt_hard "no server"
-	fi
-}
+run_checks() { nfs_run_checks "$1" "$LT_NFS_TIMEOUT" python3 "$RP" "${@:2}"; }
 
 for type in ext4 xfs; do
 	nfs_make_export "$type" "$type"

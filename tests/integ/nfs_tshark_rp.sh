@@ -97,22 +97,7 @@ nfs_ts "$CAP" -Y 'rpc.msgtyp == 1 && (nfs.opcode == 68 || nfs.opcode == 69)' -T 
 lt_log "tshark: $(wc -l <"$LT_TMP/fields") frames with READ_PLUS or SEEK replies"
 
 # run_checks LABEL ARGS...: one lt_ok/lt_fail per line the script prints
-run_checks() {
-	local label=$1 out rc line
-	shift
-	out=$(timeout "$LT_NFS_TIMEOUT" python3 "$RP" "$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) lt_ok "$label: ${line#ok - }" ;;
-		"not ok - "*) lt_fail "$label: ${line#not ok - }" ;;
-		esac
-	done <<<"$out"
-	if [ "$rc" -gt 1 ]; then
-		lt_fail "$label: lt_readplus.py exited with $rc"
-		tail -n 20 <<<"$out" | sed 's/^/# /'
-	fi
-}
+run_checks() { lt_run_checks "$1" "$LT_NFS_TIMEOUT" python3 "$RP" "${@:2}"; }
 run_checks "wire" wirecheck "$LT_TMP/trace" "$LT_TMP/fields"
 
 # the connections in order (tshark numbers TCP streams as they start):
