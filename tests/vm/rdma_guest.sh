@@ -301,7 +301,9 @@ _rg_guest() {
 	else
 		RG_PORT=2049
 	fi
-	RG_MOUNT_OPTS="proto=$RG_PROTO,port=$RG_PORT,soft,timeo=300,retrans=2"
+	# addr=: the kernel takes the server's address from it, not from the
+	# source (mount.nfs, which would fill it in, is not installed)
+	RG_MOUNT_OPTS="proto=$RG_PROTO,port=$RG_PORT,addr=$RG_SERVER,soft,timeo=300,retrans=2"
 	export RG_PROTO RG_PORT RG_SERVER RG_EXPORT RG_BACKING RG_DIR RG_RXE \
 		RG_LACUNAD_PID RG_LACUNAFS_PID RG_MOUNT_OPTS
 	export -f rg_mount rg_drop
