@@ -29,6 +29,21 @@
 # `lacuna map` segments are the file's, no more blocks), and so does
 # `nfs-get --rdma --read` (cmp).
 #
+# Then one NFS WRITE must be applied whole (tests/lt_rp_uniform.py): through
+# a vers=4.2 mount the kernel client keeps writing one byte value, new
+# each time, with O_DIRECT over an extent of [1 MiB, 2 MiB) of a file (1 MiB
+# there, 1 MiB - 1000 bytes at an unaligned offset, 777,777 bytes at
+# another; each one NFS WRITE, whose data lacunad pulls through a read
+# chunk into its pool at the data's XDR position, not page-aligned) and
+# punching it again (DEALLOCATE), while our own client reads the range
+# with READ_PLUS over TCP (its own NFSv4.2 session: Linux never sends
+# READ_PLUS over RDMA). Of at least 1000 replies none may be torn (all of
+# it one write's value over that write's extent, or zeros and holes); the
+# mount's counters show one WRITE per write and one DEALLOCATE per punch,
+# lacunad's that the data came through read chunks (rdma_read_chunk_bytes
+# grew by at least the bytes written) and was applied with its atomic
+# write (write_atomic grew by the writes, write_not_atomic stayed 0).
+#
 # Last, with a vers=4.2 proto=rdma mount busy writing and reading a file
 # with O_DIRECT in the background, tests/tools/rdma_hostile sends lacunad
 # what it must refuse (14 cases, each reported); then the mount still
@@ -38,13 +53,22 @@
 # lacunad must still run at the end and exit 0 on SIGTERM; its log is
 # printed when something failed.
 #
+# The negative control boots a second VM: the same world with lacunad
+# started with LACUNA_TEST_PLAIN_WRITE=1 (plain pwrite through the mount,
+# which the kernel cuts on the pages of lacunad's buffer), and the same
+# writer and reader until the first torn reply. Not catching one within
+# 3000 replies fails the test: the check must be able to see the tear.
+# Timeouts (a VM's, the checker's 120 s per call) only catch hangs.
+#
 # LT_RDMA_PROTO=tcp runs the same checks over TCP (port 2049, same veth
 # addresses; the client without --rdma; no hostile peers): a baseline for
 # the harness itself. lacuna, lt_seekmap and rdma_hostile (make check
 # builds them) missing is a hard error (99).
 # Skips (77) without the VM (no qemu, no kernel package), when lacunad was
 # built without RDMA (configure --without-rdma, or no libibverbs-dev and
-# librdmacm-dev), and when soft-RoCE cannot be set up in the guest. About 3-4 minutes here (TCG).
+# librdmacm-dev), and when soft-RoCE cannot be set up in the guest.
+# About 5-6 minutes here (TCG), of which the atomic WRITE check takes 1-2
+# and the negative control's VM under one.
 
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 . "$top_srcdir/tests/lib.sh"
@@ -74,6 +98,47 @@ BIG_MIB=${LT_RDMA_BIG_MIB:-64}
 NDIR=300
 share="$LT_TMP/share"
 mkdir -p "$share"
+
+# ---- one NFS WRITE is applied whole (both VM runs use this)
+mkdir -p "$share/py"
+cp "$top_srcdir/tests/lt_rp_uniform.py" "$top_srcdir/tests/lt_nfs4raw.py" "$share/py/" ||
+	lt_hard "copying the Python checker into $share/py failed"
+cat >"$share/uniform.sh" <<'GUEST'
+# In the VM, in rdma_guest.sh's world. uniform TAG ARGS...: the kernel
+# client writes and punches through a vers=4.2 mount over $RG_PROTO while
+# our own client reads the range with READ_PLUS over TCP, each reply
+# checked (tests/lt_rp_uniform.py ARGS); prints TAG_KEY=VALUE lines: the
+# checker's, its exit status, lacunad's counters before (_0) and after
+# (_1), the guest's seconds.
+ustat() { awk -v k="$1" '$1 == k { print $2 }' "$RG_DIR/stats" 2>/dev/null; }
+uniform() {
+	local t=$1 m=/tmp/nfsu k t0
+	shift
+	echo "# $(cut -d' ' -f1 /proc/uptime) s: $t: O_DIRECT writes and hole punches over" \
+		"$RG_PROTO, READ_PLUS over TCP" >&2
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	rg_mount 4.2 "$m" || return
+	echo "${t}_mount_opts=$(awk -v m="$m" '$2 == m { print $4 }' /proc/mounts)"
+	mkdir -p "$m/atomic"
+	sleep 1.5 # (lacunad rewrites its stats file every second)
+	for k in write_atomic write_not_atomic rdma_read_chunk_bytes; do
+		echo "${t}_${k}_0=$(ustat "$k")"
+	done
+	timeout -k 10 900 python3 "$RG_DIR/py/lt_rp_uniform.py" "$m/atomic/f" "$RG_SERVER" 2049 \
+		"$RG_EXPORT/atomic/f" "$@" >/tmp/uniform.out 2>/tmp/uniform.err
+	echo "${t}_rc=$?"
+	sed -n "s/^\([a-z_]*=\)/${t}_\1/p" /tmp/uniform.out
+	grep '^#' /tmp/uniform.out >&2
+	sed "s/^/# $t: /" /tmp/uniform.err >&2
+	sleep 1.5
+	for k in write_atomic write_not_atomic rdma_read_chunk_bytes; do
+		echo "${t}_${k}_1=$(ustat "$k")"
+	done
+	rm -rf "$m/atomic"
+	umount "$m" && echo "${t}_umount=ok"
+	echo "${t}_s=$(awk -v t="$t0" '{ printf "%.0f", $1 - t }' /proc/uptime)"
+}
+GUEST
 
 cat >"$share/checks.sh" <<'GUEST'
 # In the VM, in rdma_guest.sh's world: everything on $m goes through the
@@ -309,6 +374,8 @@ done
 r rxe1_rcvd "$(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/rcvd_pkts 2>/dev/null)"
 r v1_rx "$(cat /sys/class/net/v1/statistics/rx_bytes)"
 client
+. "$RG_DIR/uniform.sh"
+uniform u --replies 1000
 [ "$RG_PROTO" = rdma ] && hostile
 r lacunad_running "$(kill -0 "$RG_LACUNAD_PID" 2>/dev/null && echo yes || echo no)"
 r rxe "$RG_RXE"
@@ -316,7 +383,7 @@ step done
 GUEST
 
 t0=$SECONDS
-"$RG" run --proto "$LT_RDMA_PROTO" --dir "$share" --timeout 600 \
+"$RG" run --proto "$LT_RDMA_PROTO" --dir "$share" --timeout 900 \
 	-- env BIG_MIB="$BIG_MIB" NDIR="$NDIR" bash "$share/checks.sh" \
 	>"$LT_TMP/out" 2>"$LT_TMP/err"
 rc=$?
@@ -331,7 +398,32 @@ fi
 [ "$rc" = 124 ] && lt_fail "the VM hit its time limit (lacunad or the client hung?)"
 [ "$rc" = 0 ] || lt_log "the guest's checks script exited $rc"
 
-val() { sed -n "s/^$1=//p" "$LT_TMP/out" | tail -n 1; }
+# The negative control, in a VM of its own: lacunad started with
+# LACUNA_TEST_PLAIN_WRITE=1 applies WRITEs with plain pwrite, which the
+# kernel cuts on the pages of lacunad's buffer; the same check must catch
+# a torn reply within 3000, or it proves nothing.
+plain="$LT_TMP/plain"
+mkdir -p "$plain/py"
+if ! { cp "$share/uniform.sh" "$plain/" && cp "$share"/py/*.py "$plain/py/"; }; then
+	lt_hard "copying the guest scripts into $plain failed"
+fi
+t0=$SECONDS
+# shellcheck disable=SC2016 # expanded in the guest
+LACUNAD_ENV=LACUNA_TEST_PLAIN_WRITE=1 "$RG" run --proto "$LT_RDMA_PROTO" --dir "$plain" \
+	--timeout 900 -- bash -c '. "$RG_DIR/uniform.sh" && uniform p --until-torn 3000' \
+	>"$LT_TMP/out-plain" 2>"$LT_TMP/err-plain"
+prc=$?
+lt_log "VM run, negative control: $((SECONDS - t0)) s (proto $LT_RDMA_PROTO)"
+sed 's/^/# guest (plain write): /' "$LT_TMP/out-plain"
+sed 's/^/# guest (plain write) stderr: /' "$LT_TMP/err-plain"
+case $prc in
+0) ;;
+124) lt_fail "negative control: the VM timed out (lacunad or the client hung?)" ;;
+*) lt_hard "negative control: the VM or the guest set-up failed (exit $prc)" ;;
+esac
+
+# val KEY [FILE]: the guest's last KEY=VALUE line (FILE: the main run's output)
+val() { sed -n "s/^$1=//p" "${2:-$LT_TMP/out}" | tail -n 1; }
 
 if [ "$LT_RDMA_PROTO" = rdma ]; then port=20049; else port=2049; fi
 for v in 42 41; do
@@ -456,6 +548,75 @@ if [ "$LT_RDMA_PROTO" = rdma ]; then
 else
 	lt_log "NOTE: proto=tcp: no hostile RDMA peers, and the client ran over TCP"
 fi
+# ---- one NFS WRITE applied whole (lt_rp_uniform.py in both runs)
+# ge A B: both whole numbers and A >= B
+ge() { [[ $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ]; }
+# delta TAG KEY OUT: how much lacunad's counter KEY grew during the check
+delta() {
+	local a b
+	a=$(val "$1_$2_0" "$3") b=$(val "$1_$2_1" "$3")
+	if [[ $a =~ ^[0-9]+$ && $b =~ ^[0-9]+$ ]]; then echo $((b - a)); else echo "?"; fi
+}
+# urc TAG OUT: lt_rp_uniform.py's exit status, or what it means
+urc() {
+	case $(val "$1_rc" "$2") in
+	3 | 124) echo "timed out" ;;
+	2) echo "error (its messages are above)" ;;
+	*) val "$1_rc" "$2" ;;
+	esac
+}
+# uchecks TAG OUT WHAT: what both runs must show of the writer
+uchecks() {
+	local t=$1 o=$2 w=$3 n b
+	n=$(val "${t}_writes" "$o")
+	lt_check "$w: the writer wrote ($n times; by extent $(val "${t}_writes_by_extent" "$o"))" \
+		ge "$n" 1
+	lt_check_eq "$w: each O_DIRECT write went as one NFS WRITE (mountstats)" "$n" \
+		"$(val "${t}_nfs_writes" "$o")"
+	lt_check_eq "$w: each hole punch went as one DEALLOCATE (mountstats)" \
+		"$(val "${t}_punches" "$o")" "$(val "${t}_nfs_deallocates" "$o")"
+	if [ "$LT_RDMA_PROTO" = rdma ]; then
+		b=$(delta "$t" rdma_read_chunk_bytes "$o")
+		lt_check "$w: the WRITE data came through read chunks (rdma_read_chunk_bytes +$b, $(val "${t}_write_bytes" "$o") bytes written)" \
+			ge "$b" "$(val "${t}_write_bytes" "$o")"
+	fi
+	lt_check_eq "$w: umount" ok "$(val "${t}_umount" "$o")"
+}
+
+o=$LT_TMP/out
+w="atomic WRITE under READ_PLUS"
+lt_check_eq "$w: lt_rp_uniform.py ran to its end, no reply torn" 0 "$(urc u "$o")"
+lt_check "$w: at least 1000 READ_PLUS replies checked ($(val u_replies))" ge "$(val u_replies)" 1000
+lt_check_eq "$w: torn replies (of $(val u_replies))" 0 "$(val u_torn)"
+lt_check "$w: the reader saw each extent written whole ($(val u_data_replies_by_extent) replies) while the writer wrote $(val u_writes) times" \
+	grep -qE '^u_data_replies_by_extent=[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*$' "$o"
+lt_check "$w: ... and holes ($(val u_hole_replies) replies)" ge "$(val u_hole_replies)" 1
+lt_check "$w: the writer wrote each of the 3 extents ($(val u_writes_by_extent) times)" \
+	grep -qE '^u_writes_by_extent=[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*$' "$o"
+uchecks u "$o" "$w"
+d=$(delta u write_atomic "$o")
+lt_check "$w: lacunad applied them with its atomic write (write_atomic +$d, $(val u_writes) writes)" \
+	ge "$d" "$(val u_writes)"
+lt_check_eq "$w: write_not_atomic stayed 0" 0 "$(val u_write_not_atomic_1)"
+lt_check_fails "$w: lacunad's atomic write was on (no LACUNA_TEST_PLAIN_WRITE in its log)" \
+	grep -q "ATOMIC WRITE DISABLED FOR TESTING" "$share/lacunad.log"
+lt_log "$w: $(val u_s) s in the guest"
+
+o=$LT_TMP/out-plain
+w="negative control, LACUNA_TEST_PLAIN_WRITE=1"
+lt_check "$w: lacunad says its atomic write is off" \
+	grep -q "ATOMIC WRITE DISABLED FOR TESTING" "$plain/lacunad.log"
+case $(urc p "$o") in
+0) lt_ok "$w: a torn reply caught after $(val p_replies "$o") replies and $(val p_writes "$o") writes: this run proves the check can see the tear" ;;
+1) lt_fail "$w: no torn reply in $(val p_replies "$o") replies: the check did not see the tear it must see" ;;
+*) lt_fail "$w: lt_rp_uniform.py: $(urc p "$o")" ;;
+esac
+uchecks p "$o" "$w"
+d=$(delta p write_not_atomic "$o")
+lt_check "$w: lacunad wrote with pwrite (write_not_atomic +$d, $(val p_writes "$o") writes)" \
+	ge "$d" "$(val p_writes "$o")"
+lt_check_eq "$w: lacunad exits 0 on SIGTERM" 0 "$(val rg_lacunad_exit "$o")"
+
 lt_check_eq "lacunad is alive after the kernel client" yes "$(val lacunad_running)"
 lt_check_eq "lacunad is alive at teardown" yes "$(val rg_lacunad_alive)"
 lt_check_eq "lacunad exits 0 on SIGTERM" 0 "$(val rg_lacunad_exit)"

@@ -36,7 +36,9 @@
 #            --keep             keep the --dir it made; print its path
 #            -v                 vm.sh's progress and timings
 #   Environment: top_builddir (the build tree, default the source tree),
-#   LACUNAD_ARGS (extra lacunad arguments, e.g. "--log-level debug").
+#   LACUNAD_ARGS (extra lacunad arguments, e.g. "--log-level debug"),
+#   LACUNAD_ENV (NAME=VALUE words put in lacunad's environment only, e.g.
+#   LACUNA_TEST_PLAIN_WRITE=1).
 #
 # The binaries (lacunad, lacunafs, liblacuna, and lacuna, lt_seekmap and
 # rdma_hostile when built) are copied into DIR/bin, which is first in the
@@ -281,8 +283,8 @@ _rg_guest() {
 		fi
 		echo "$RG_EXPORT 10.77.0.0/24(rw,no_root_squash)"
 	} >"$RG_DIR/lacunad.conf"
-	# shellcheck disable=SC2086 # LACUNAD_ARGS is a list of arguments
-	setsid "$bin/lacunad" --config "$RG_DIR/lacunad.conf" -f ${LACUNAD_ARGS:-} \
+	# shellcheck disable=SC2086 # LACUNAD_ENV and LACUNAD_ARGS are lists of words
+	setsid env ${LACUNAD_ENV:-} "$bin/lacunad" --config "$RG_DIR/lacunad.conf" -f ${LACUNAD_ARGS:-} \
 		</dev/null >"$RG_DIR/lacunad.log" 2>&1 &
 	RG_LACUNAD_PID=$!
 	if ! _rg_wait_tcp 2049 "$RG_LACUNAD_PID"; then
@@ -301,7 +303,9 @@ _rg_guest() {
 	else
 		RG_PORT=2049
 	fi
-	RG_MOUNT_OPTS="proto=$RG_PROTO,port=$RG_PORT,soft,timeo=300,retrans=2"
+	# addr=: the kernel takes the server's address from it, not from the
+	# source (mount.nfs, which would fill it in, is not installed)
+	RG_MOUNT_OPTS="proto=$RG_PROTO,port=$RG_PORT,addr=$RG_SERVER,soft,timeo=300,retrans=2"
 	export RG_PROTO RG_PORT RG_SERVER RG_EXPORT RG_BACKING RG_DIR RG_RXE \
 		RG_LACUNAD_PID RG_LACUNAFS_PID RG_MOUNT_OPTS
 	export -f rg_mount rg_drop
@@ -406,6 +410,7 @@ _rg_host() {
 		--times "$dir/times" --cwd / \
 		--env "RG_DIR=$dir" --env "RG_PROTO=$proto" --env "RG_FS=$fs" \
 		--env "RG_FS_MIB=$fs_mib" --env "LACUNAD_ARGS=${LACUNAD_ARGS:-}" \
+		--env "LACUNAD_ENV=${LACUNAD_ENV:-}" \
 		--env "RG_THREADS=${RG_THREADS:-2}" \
 		-- bash "$dir/rdma_guest.sh" guest "$@"
 	rc=$?
