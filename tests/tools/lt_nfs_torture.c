@@ -299,7 +299,7 @@ static const char *const lt_op_names[LT_OP_NR] = {
 	"NFS DEALLOCATEs",
 };
 
-static struct {
+static struct lt_state {
 	/* options */
 	uint64_t seed;
 	unsigned int seconds, timeout, nwriters, nreaders, nbig, nsmall;
@@ -365,7 +365,7 @@ static struct {
 #define LT_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
 #define LT_ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_SEQ_CST)
 
-static void die(const char *fmt, ...)
+static void lt_die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -377,15 +377,15 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-static void *xrealloc(void *p, size_t n)
+static void *lt_xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n);
 	if (!p)
-		die("realloc: %s", strerror(ENOMEM));
+		lt_die("realloc: %s", strerror(ENOMEM));
 	return p;
 }
 
-static uint64_t rnd(uint64_t *s)
+static uint64_t lt_rnd(uint64_t *s)
 {
 	*s ^= *s >> 12;
 	*s ^= *s << 25;
@@ -393,9 +393,9 @@ static uint64_t rnd(uint64_t *s)
 	return *s * 0x2545F4914F6CDD1DULL;
 }
 
-static uint64_t rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
+static uint64_t lt_rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
 {
-	return lo + rnd(s) % (hi - lo + 1);
+	return lo + lt_rnd(s) % (hi - lo + 1);
 }
 
 /* ---------------------------------------------------------------- pattern */
@@ -413,7 +413,7 @@ static inline uint64_t pat_word(uint32_t gen, uint64_t w)
 	return (h & 0x7f7f7f7f7f7f7f7fULL) | 0x8080808080808080ULL;
 }
 
-static void pat_fill(uint32_t gen, uint64_t x, uint8_t *p, uint64_t n)
+static void lt_pat_fill(uint32_t gen, uint64_t x, uint8_t *p, uint64_t n)
 {
 	uint64_t end = x + n, v = 0;
 
@@ -454,7 +454,7 @@ static bool shows(const struct lt_region *r, const struct lt_hent *h, uint64_t a
  * bytes from a buffer at byte @o of its page: at most write_unit_aligned
  * bytes, and no more pages than write_unit + 4095 bytes span.
  */
-static uint64_t piece_len(uint64_t left, uint64_t o)
+static uint64_t lt_piece_len(uint64_t left, uint64_t o)
 {
 	uint64_t n = lt.unit + (LT_PAGE - 1) - o;
 
@@ -464,9 +464,9 @@ static uint64_t piece_len(uint64_t left, uint64_t o)
 }
 
 /* Does a write through the mount of @len bytes from page offset @o arrive in pieces? */
-static bool in_pieces(uint64_t len, uint32_t o)
+static bool lt_in_pieces(uint64_t len, uint32_t o)
 {
-	return o != LT_WHOLE && piece_len(len, o) < len;
+	return o != LT_WHOLE && lt_piece_len(len, o) < len;
 }
 
 /*
@@ -479,12 +479,12 @@ static bool shows_pieces(const struct lt_region *r, size_t i, uint64_t a, uint64
 	const struct lt_hent *h = &r->h[i];
 	uint64_t pos, o = h->bufoff, n;
 
-	if (!i || !in_pieces(r->len, h->bufoff))
+	if (!i || !lt_in_pieces(r->len, h->bufoff))
 		return false;
 	for (pos = 0; pos < r->len; pos += n, o = (o + n) % LT_PAGE) {
 		uint64_t x, y;
 
-		n = piece_len(r->len - pos, o);
+		n = lt_piece_len(r->len - pos, o);
 		x = r->start + pos > a ? r->start + pos : a;
 		y = r->start + pos + n < b ? r->start + pos + n : b;
 		if (x >= y)
@@ -502,8 +502,8 @@ static void add_region(uint64_t *off, uint64_t len, bool gap, bool probe)
 	struct lt_region *r;
 
 	if (lt.nrg == LT_REGIONS_MAX)
-		die("layout: more than %d regions", LT_REGIONS_MAX);
-	lt.rg = xrealloc(lt.rg, (lt.nrg + 1) * sizeof(*lt.rg));
+		lt_die("layout: more than %d regions", LT_REGIONS_MAX);
+	lt.rg = lt_xrealloc(lt.rg, (lt.nrg + 1) * sizeof(*lt.rg));
 	r = &lt.rg[lt.nrg++];
 	memset(r, 0, sizeof(*r));
 	r->start = *off;
@@ -575,22 +575,22 @@ static void make_layout(void)
 	} *it = calloc(n, sizeof(*it)), tmp;
 
 	if (!it)
-		die("calloc: %s", strerror(ENOMEM));
+		lt_die("calloc: %s", strerror(ENOMEM));
 	for (i = 0; i < lt.nbig + lt.nsmall; i++) {
-		unsigned int c = (unsigned int)rnd_in(&s, 0, 9);
+		unsigned int c = (unsigned int)lt_rnd_in(&s, 0, 9);
 
 		if (i < lt.nbig) {
 			it[i].aligned = c < 4;
-			it[i].len = rnd_in(&s, 64 * LT_KIB + 1, bigmax);
+			it[i].len = lt_rnd_in(&s, 64 * LT_KIB + 1, bigmax);
 		} else if (c < 3) {
-			it[i].len = rnd_in(&s, 1, 64);
+			it[i].len = lt_rnd_in(&s, 1, 64);
 		} else if (c < 6) {
-			it[i].len = rnd_in(&s, 65, LT_PAGE);
+			it[i].len = lt_rnd_in(&s, 65, LT_PAGE);
 		} else if (c < 8) {
 			it[i].aligned = true;
-			it[i].len = rnd_in(&s, 1, 16) * LT_PAGE;
+			it[i].len = lt_rnd_in(&s, 1, 16) * LT_PAGE;
 		} else {
-			it[i].len = rnd_in(&s, LT_PAGE + 1, 64 * LT_KIB);
+			it[i].len = lt_rnd_in(&s, LT_PAGE + 1, 64 * LT_KIB);
 		}
 		if (it[i].aligned)
 			it[i].len = (it[i].len + LT_PAGE - 1) & ~(LT_PAGE - 1);
@@ -605,7 +605,7 @@ static void make_layout(void)
 	}
 	/* shuffle, then a big one second to last */
 	for (i = n - 1; i > 0; i--) {
-		k = (unsigned int)rnd_in(&s, 0, i);
+		k = (unsigned int)lt_rnd_in(&s, 0, i);
 		tmp = it[i];
 		it[i] = it[k];
 		it[k] = tmp;
@@ -622,13 +622,13 @@ static void make_layout(void)
 
 		if (it[i].aligned && (off & (LT_PAGE - 1)))
 			gap = LT_PAGE - (off & (LT_PAGE - 1));
-		if (rnd_in(&s, 0, 5) == 0)
-			gap += rnd_in(&s, 1, 5) * LT_PAGE +
-			       (it[i].aligned ? 0 : rnd_in(&s, 0, 100));
+		if (lt_rnd_in(&s, 0, 5) == 0)
+			gap += lt_rnd_in(&s, 1, 5) * LT_PAGE +
+			       (it[i].aligned ? 0 : lt_rnd_in(&s, 0, 100));
 		if (it[i].aligned && ((off + gap) & (LT_PAGE - 1)))
 			gap += LT_PAGE - ((off + gap) & (LT_PAGE - 1));
 		if (it[i].unaligned && !((off + gap) & (LT_PAGE - 1)))
-			gap += rnd_in(&s, 1, LT_PAGE - 1);
+			gap += lt_rnd_in(&s, 1, LT_PAGE - 1);
 		if (gap)
 			add_region(&off, gap, true, false);
 		add_region(&off, it[i].len, false, it[i].probe);
@@ -639,7 +639,7 @@ static void make_layout(void)
 	lt.writable = calloc(lt.nrg, sizeof(*lt.writable));
 	lt.probes = calloc(lt.nrg, sizeof(*lt.probes));
 	if (!lt.writable || !lt.probes)
-		die("calloc: %s", strerror(ENOMEM));
+		lt_die("calloc: %s", strerror(ENOMEM));
 	for (i = 0; i < lt.nrg; i++) {
 		if (lt.rg[i].len > lt.maxlen)
 			lt.maxlen = lt.rg[i].len;
@@ -651,12 +651,12 @@ static void make_layout(void)
 		}
 	}
 	if (lt.nfs_writes && lt.maxlen > lt.maxwrite)
-		die("layout: a region of %" PRIu64 " bytes, more than maxwrite %" PRIu64, lt.maxlen,
-		    lt.maxwrite);
+		lt_die("layout: a region of %" PRIu64 " bytes, more than maxwrite %" PRIu64,
+		       lt.maxlen, lt.maxwrite);
 }
 
 /* the region holding offset x (x < fsize) */
-static unsigned int region_at(uint64_t x)
+static unsigned int lt_region_at(uint64_t x)
 {
 	unsigned int lo = 0, hi = lt.nrg - 1;
 
@@ -681,7 +681,7 @@ struct enc {
 static void e32(struct enc *e, uint32_t v)
 {
 	if (e->n + 4 > sizeof(e->b))
-		die("call too large");
+		lt_die("call too large");
 	v = htonl(v);
 	memcpy(e->b + e->n, &v, 4);
 	e->n += 4;
@@ -698,7 +698,7 @@ static void ebytes(struct enc *e, const void *p, size_t len)
 	size_t pad = (4 - len % 4) % 4;
 
 	if (e->n + len + pad > sizeof(e->b))
-		die("call too large");
+		lt_die("call too large");
 	memcpy(e->b + e->n, p, len);
 	memset(e->b + e->n + len, 0, pad);
 	e->n += len + pad;
@@ -814,7 +814,7 @@ static void recv_all(int fd, uint8_t *p, size_t n)
 		ssize_t k = recv(fd, p, n, 0);
 
 		if (k <= 0)
-			die("recv from lacunad: %s", k ? strerror(errno) : "connection closed");
+			lt_die("recv from lacunad: %s", k ? strerror(errno) : "connection closed");
 		p += k;
 		n -= (size_t)k;
 	}
@@ -829,7 +829,7 @@ static void send_all(int fd, struct iovec *iov, int n)
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
-			die("send to lacunad: %s", strerror(errno));
+			lt_die("send to lacunad: %s", strerror(errno));
 		}
 		while (n && (size_t)k >= iov->iov_len) {
 			k -= (ssize_t)iov->iov_len;
@@ -869,7 +869,7 @@ static uint32_t call_data(struct lt_conn *c, struct enc *e, const uint8_t *data,
 		mark = ntohl(mark);
 		n = mark & 0x7fffffff;
 		if (c->rlen + n > c->rcap)
-			die("a reply record of more than %zu bytes", c->rcap);
+			lt_die("a reply record of more than %zu bytes", c->rcap);
 		recv_all(c->sock, c->rbuf + c->rlen, n);
 		c->rlen += n;
 		if (mark & 0x80000000u)
@@ -880,18 +880,18 @@ static uint32_t call_data(struct lt_conn *c, struct enc *e, const uint8_t *data,
 	d->bad = false;
 	xid = d32(d);
 	if (xid != c->xid)
-		die("reply xid %#x to call %#x", xid, c->xid);
+		lt_die("reply xid %#x to call %#x", xid, c->xid);
 	if (d32(d) != 1 || d32(d) != 0)
-		die("reply %#x is not MSG_ACCEPTED", xid);
+		lt_die("reply %#x is not MSG_ACCEPTED", xid);
 	d32(d);
 	dskip(d, (d32(d) + 3) & ~3u); /* verifier */
 	if (d32(d) != 0)
-		die("reply %#x: accept_stat not SUCCESS", xid);
+		lt_die("reply %#x: accept_stat not SUCCESS", xid);
 	st = d32(d);
 	dskip(d, (d32(d) + 3) & ~3u); /* tag */
 	d32(d);			      /* number of results */
 	if (d->bad)
-		die("reply %#x truncated", xid);
+		lt_die("reply %#x truncated", xid);
 	return st;
 }
 
@@ -906,9 +906,9 @@ static uint32_t res_op(struct dec *d, uint32_t op, const char *name)
 	uint32_t got = d32(d), st = d32(d);
 
 	if (d->bad)
-		die("reply truncated before %s", name);
+		lt_die("reply truncated before %s", name);
 	if (got != op)
-		die("result of op %u where %s was expected (status %u)", got, name, st);
+		lt_die("result of op %u where %s was expected (status %u)", got, name, st);
 	return st;
 }
 
@@ -917,7 +917,7 @@ static void res_sequence(struct dec *d)
 	uint32_t st = res_op(d, OP_SEQUENCE, "SEQUENCE");
 
 	if (st)
-		die("SEQUENCE failed: status %u", st);
+		lt_die("SEQUENCE failed: status %u", st);
 	dskip(d, 16 + 5 * 4);
 }
 
@@ -929,7 +929,7 @@ static void res_seq_putfh(struct dec *d)
 	res_sequence(d);
 	st = res_op(d, OP_PUTFH, "PUTFH");
 	if (st)
-		die("PUTFH failed: status %u", st);
+		lt_die("PUTFH failed: status %u", st);
 }
 
 /* Begin a COMPOUND of SEQUENCE, PUTFH of the file and @op, whose arguments follow */
@@ -945,7 +945,7 @@ static void file_op(struct lt_conn *c, struct enc *e, uint32_t op)
  * Connect, make a session whose requests may be @maxreq bytes, complete
  * the reclaims and look up the file.
  */
-static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
+static void lt_nfs_setup(struct lt_conn *c, uint32_t maxreq)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)lt.port) };
 	char owner[64];
@@ -957,13 +957,13 @@ static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
 	int one = 1, i;
 
 	if (inet_pton(AF_INET, lt.host, &sa.sin_addr) != 1)
-		die("bad --host %s", lt.host);
+		lt_die("bad --host %s", lt.host);
 	c->machlen = 14; /* "lt_nfs_torture" */
 	c->sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->sock < 0)
-		die("socket: %s", strerror(errno));
+		lt_die("socket: %s", strerror(errno));
 	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("connect to %s:%u: %s", lt.host, lt.port, strerror(errno));
+		lt_die("connect to %s:%u: %s", lt.host, lt.port, strerror(errno));
 	setsockopt(c->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	/* EXCHANGE_ID */
@@ -979,7 +979,7 @@ static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
 	call(c, &e, &d);
 	st = res_op(&d, OP_EXCHANGE_ID, "EXCHANGE_ID");
 	if (st)
-		die("EXCHANGE_ID failed: status %u", st);
+		lt_die("EXCHANGE_ID failed: status %u", st);
 	c->clientid = d64(&d);
 	csseq = d32(&d);
 
@@ -1004,9 +1004,9 @@ static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
 	call(c, &e, &d);
 	st = res_op(&d, OP_CREATE_SESSION, "CREATE_SESSION");
 	if (st)
-		die("CREATE_SESSION failed: status %u", st);
+		lt_die("CREATE_SESSION failed: status %u", st);
 	if ((size_t)(d.end - d.p) < 16)
-		die("CREATE_SESSION reply truncated");
+		lt_die("CREATE_SESSION reply truncated");
 	memcpy(c->sessionid, d.p, 16);
 	d.p += 16;
 	d32(&d);
@@ -1015,7 +1015,7 @@ static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
 	c->maxreq = d32(&d);
 	len = d32(&d);
 	if (d.bad || len < LT_COUNT_MAX + 1024)
-		die("CREATE_SESSION granted replies of %u bytes only", len);
+		lt_die("CREATE_SESSION granted replies of %u bytes only", len);
 	c->seq = 0;
 
 	/* RECLAIM_COMPLETE */
@@ -1027,7 +1027,7 @@ static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
 	res_sequence(&d);
 	st = res_op(&d, OP_RECLAIM_COMPLETE, "RECLAIM_COMPLETE");
 	if (st && st != NFS4ERR_COMPLETE_ALREADY)
-		die("RECLAIM_COMPLETE failed: status %u", st);
+		lt_die("RECLAIM_COMPLETE failed: status %u", st);
 
 	/* the file handle: PUTROOTFH, LOOKUP each component, GETFH */
 	{
@@ -1051,7 +1051,7 @@ static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
 		e32(&e, OP_GETFH);
 		st = call(c, &e, &d);
 		if (st)
-			die("LOOKUP of %s failed: status %u", lt.name, st);
+			lt_die("LOOKUP of %s failed: status %u", lt.name, st);
 		res_sequence(&d);
 		res_op(&d, OP_PUTROOTFH, "PUTROOTFH");
 		while (ncomp--)
@@ -1059,30 +1059,30 @@ static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
 		res_op(&d, OP_GETFH, "GETFH");
 		p = dopaque(&d, &len, LT_FH_MAX);
 		if (!p)
-			die("GETFH reply malformed");
+			lt_die("GETFH reply malformed");
 		memcpy(c->fh, p, len);
 		c->fhlen = len;
 	}
 }
 
-static void conn_init(struct lt_conn *c, unsigned int id, size_t rcap)
+static void lt_conn_init(struct lt_conn *c, unsigned int id, size_t rcap)
 {
 	c->id = id;
 	c->xid = (uint32_t)(id + 1) << 24;
 	c->rcap = rcap;
 	c->rbuf = malloc(rcap);
 	if (!c->rbuf)
-		die("malloc: %s", strerror(ENOMEM));
+		lt_die("malloc: %s", strerror(ENOMEM));
 }
 
-static void conn_close(struct lt_conn *c)
+static void lt_conn_close(struct lt_conn *c)
 {
 	close(c->sock);
 	free(c->rbuf);
 }
 
 /* The server's maxwrite (GETATTR of the file) */
-static uint64_t nfs_maxwrite(struct lt_conn *c)
+static uint64_t lt_nfs_maxwrite(struct lt_conn *c)
 {
 	struct enc e;
 	struct dec d;
@@ -1096,7 +1096,7 @@ static uint64_t nfs_maxwrite(struct lt_conn *c)
 	res_seq_putfh(&d);
 	st = res_op(&d, OP_GETATTR, "GETATTR");
 	if (st)
-		die("GETATTR(maxwrite) failed: status %u", st);
+		lt_die("GETATTR(maxwrite) failed: status %u", st);
 	nw = d32(&d);
 	for (i = 0; i < nw && !d.bad; i++) {
 		uint32_t w = d32(&d);
@@ -1107,12 +1107,12 @@ static uint64_t nfs_maxwrite(struct lt_conn *c)
 	len = d32(&d);
 	v = d64(&d);
 	if (d.bad || !(w0 & 1u << FATTR4_MAXWRITE) || len != 8)
-		die("GETATTR(maxwrite) reply malformed or without maxwrite");
+		lt_die("GETATTR(maxwrite) reply malformed or without maxwrite");
 	return v;
 }
 
 /* OPEN the file for writing (CLAIM_FH, no create, deny none): the open stateid */
-static void nfs_open(struct lt_writer *w)
+static void lt_nfs_open(struct lt_writer *w)
 {
 	struct lt_conn *c = &w->c;
 	char owner[32];
@@ -1133,13 +1133,13 @@ static void nfs_open(struct lt_writer *w)
 	res_seq_putfh(&d);
 	st = res_op(&d, OP_OPEN, "OPEN");
 	if (st)
-		die("OPEN of %s for writing failed: status %u", lt.name, st);
+		lt_die("OPEN of %s for writing failed: status %u", lt.name, st);
 	if ((size_t)(d.end - d.p) < 16)
-		die("OPEN reply truncated");
+		lt_die("OPEN reply truncated");
 	memcpy(w->open_sid, d.p, 16);
 }
 
-static void nfs_close(struct lt_writer *w)
+static void lt_nfs_close(struct lt_writer *w)
 {
 	struct lt_conn *c = &w->c;
 	struct enc e;
@@ -1155,7 +1155,7 @@ static void nfs_close(struct lt_writer *w)
 	res_seq_putfh(&d);
 	st = res_op(&d, OP_CLOSE, "CLOSE");
 	if (st)
-		die("CLOSE failed: status %u", st);
+		lt_die("CLOSE failed: status %u", st);
 }
 
 static const uint8_t *io_stateid(struct lt_writer *w)
@@ -1166,11 +1166,11 @@ static const uint8_t *io_stateid(struct lt_writer *w)
 }
 
 /* Vary what the next call carries ahead of its ops */
-static void vary_header(struct lt_writer *w)
+static void lt_vary_header(struct lt_writer *w)
 {
-	w->c.taglen = (uint32_t)rnd_in(&w->rng, 0, LT_TAG_MAX);
-	w->c.machlen = (uint32_t)rnd_in(&w->rng, 0, LT_MACHINE_MAX);
-	w->c.ngids = (uint32_t)rnd_in(&w->rng, 0, LT_GIDS_MAX);
+	w->c.taglen = (uint32_t)lt_rnd_in(&w->rng, 0, LT_TAG_MAX);
+	w->c.machlen = (uint32_t)lt_rnd_in(&w->rng, 0, LT_MACHINE_MAX);
+	w->c.ngids = (uint32_t)lt_rnd_in(&w->rng, 0, LT_GIDS_MAX);
 }
 
 /* SEQUENCE + PUTFH + WRITE of region r's bytes; the write verifier in @verf */
@@ -1184,14 +1184,14 @@ static bool delayed(uint32_t st, unsigned int *tries, const char *what)
 	if (st != NFS4ERR_DELAY)
 		return false;
 	if (++*tries > LT_DELAY_TRIES)
-		die("%s: still NFS4ERR_DELAY after %u tries", what, LT_DELAY_TRIES);
+		lt_die("%s: still NFS4ERR_DELAY after %u tries", what, LT_DELAY_TRIES);
 	usleep(1000u << (*tries < 6 ? *tries : 6));
 	return true;
 }
 
 /* SEQUENCE + PUTFH + WRITE of region r's bytes; the write verifier in @verf */
-static void nfs_write(struct lt_writer *w, const struct lt_region *r, const uint8_t *data,
-		      uint32_t stable, uint8_t *verf)
+static void lt_nfs_write(struct lt_writer *w, const struct lt_region *r, const uint8_t *data,
+			 uint32_t stable, uint8_t *verf)
 {
 	struct lt_conn *c = &w->c;
 	uint32_t st, count, committed, at;
@@ -1206,9 +1206,9 @@ static void nfs_write(struct lt_writer *w, const struct lt_region *r, const uint
 		e32(&e, stable);
 		e32(&e, (uint32_t)r->len);
 		if (e.n - 4 + r->len + 3 > c->maxreq)
-			die("a WRITE of %" PRIu64
-			    " bytes does not fit the session's requests of %u",
-			    r->len, c->maxreq);
+			lt_die("a WRITE of %" PRIu64
+			       " bytes does not fit the session's requests of %u",
+			       r->len, c->maxreq);
 		/* where the data sits in the record (op_lock held) */
 		at = (uint32_t)(e.n - 4);
 		if (at < lt.data_off_min)
@@ -1220,26 +1220,27 @@ static void nfs_write(struct lt_writer *w, const struct lt_region *r, const uint
 		st = res_op(&d, OP_WRITE, "WRITE");
 	} while (delayed(st, &tries, "WRITE"));
 	if (st)
-		die("WRITE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len, st);
+		lt_die("WRITE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len,
+		       st);
 	count = d32(&d);
 	committed = d32(&d);
 	if (d.bad || (size_t)(d.end - d.p) < 8)
-		die("WRITE reply truncated");
+		lt_die("WRITE reply truncated");
 	memcpy(verf, d.p, 8);
 	if (count != r->len)
-		die("WRITE of %" PRIu64 " bytes wrote %u", r->len, count);
+		lt_die("WRITE of %" PRIu64 " bytes wrote %u", r->len, count);
 	if (committed < stable)
-		die("WRITE asked stable %u, got %u", stable, committed);
+		lt_die("WRITE asked stable %u, got %u", stable, committed);
 }
 
-static void nfs_commit(struct lt_writer *w, const struct lt_region *r, const uint8_t *verf)
+static void lt_nfs_commit(struct lt_writer *w, const struct lt_region *r, const uint8_t *verf)
 {
 	struct lt_conn *c = &w->c;
 	struct enc e;
 	struct dec d;
 	uint32_t st;
 
-	vary_header(w);
+	lt_vary_header(w);
 	file_op(c, &e, OP_COMMIT);
 	e64(&e, r->start);
 	e32(&e, (uint32_t)r->len);
@@ -1247,14 +1248,14 @@ static void nfs_commit(struct lt_writer *w, const struct lt_region *r, const uin
 	res_seq_putfh(&d);
 	st = res_op(&d, OP_COMMIT, "COMMIT");
 	if (st)
-		die("COMMIT failed: status %u", st);
+		lt_die("COMMIT failed: status %u", st);
 	if ((size_t)(d.end - d.p) < 8)
-		die("COMMIT reply truncated");
+		lt_die("COMMIT reply truncated");
 	if (memcmp(d.p, verf, 8))
-		die("COMMIT's write verifier differs from the WRITE's (a server restart?)");
+		lt_die("COMMIT's write verifier differs from the WRITE's (a server restart?)");
 }
 
-static void nfs_deallocate(struct lt_writer *w, const struct lt_region *r)
+static void lt_nfs_deallocate(struct lt_writer *w, const struct lt_region *r)
 {
 	struct lt_conn *c = &w->c;
 	unsigned int tries = 0;
@@ -1272,12 +1273,12 @@ static void nfs_deallocate(struct lt_writer *w, const struct lt_region *r)
 		st = res_op(&d, OP_DEALLOCATE, "DEALLOCATE");
 	} while (delayed(st, &tries, "DEALLOCATE"));
 	if (st)
-		die("DEALLOCATE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len,
-		    st);
+		lt_die("DEALLOCATE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start,
+		       r->len, st);
 }
 
 /* SEQUENCE + PUTFH + READ_PLUS(anonymous stateid, off, count), decoded into rd */
-static void read_plus(struct lt_reader *rd)
+static void lt_read_plus(struct lt_reader *rd)
 {
 	struct lt_conn *c = &rd->c;
 	struct enc e;
@@ -1298,7 +1299,7 @@ static void read_plus(struct lt_reader *rd)
 	rd->eof = d32(&d) != 0;
 	n = d32(&d);
 	if (d.bad || n > LT_SEGS_MAX)
-		die("READ_PLUS reply malformed (%u segments)", n);
+		lt_die("READ_PLUS reply malformed (%u segments)", n);
 	for (i = 0; i < n; i++) {
 		struct lt_seg *g = &rd->segs[i];
 
@@ -1312,7 +1313,7 @@ static void read_plus(struct lt_reader *rd)
 			g->len = d64(&d);
 		}
 		if (d.bad)
-			die("READ_PLUS reply truncated in segment %u of %u", i, n);
+			lt_die("READ_PLUS reply truncated in segment %u of %u", i, n);
 	}
 	rd->nsegs = n;
 }
@@ -1324,7 +1325,7 @@ static void hist_add(struct lt_region *r, uint32_t seq, uint32_t gen, uint64_t k
 {
 	if (r->n == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 16;
-		r->h = xrealloc(r->h, r->cap * sizeof(*r->h));
+		r->h = lt_xrealloc(r->h, r->cap * sizeof(*r->h));
 	}
 	r->h[r->n++] = (struct lt_hent){ seq, gen, gen ? keep : 0, gen ? bufoff : LT_WHOLE, 0 };
 }
@@ -1333,7 +1334,7 @@ static void size_add(uint32_t seq, uint64_t size)
 {
 	if (lt.nsz == lt.capsz) {
 		lt.capsz = lt.capsz ? 2 * lt.capsz : 64;
-		lt.sz = xrealloc(lt.sz, lt.capsz * sizeof(*lt.sz));
+		lt.sz = lt_xrealloc(lt.sz, lt.capsz * sizeof(*lt.sz));
 	}
 	lt.sz[lt.nsz++] = (struct lt_sent){ seq, size };
 	lt.cur_size = size;
@@ -1344,9 +1345,9 @@ static void size_add_write(uint32_t seq, const struct lt_region *r, uint32_t buf
 {
 	uint64_t pos = 0, o = bufoff, n;
 
-	if (in_pieces(r->len, bufoff))
+	if (lt_in_pieces(r->len, bufoff))
 		for (; pos < r->len; pos += n, o = (o + n) % LT_PAGE) {
-			n = piece_len(r->len - pos, o);
+			n = lt_piece_len(r->len - pos, o);
 			if (r->start + pos + n > lt.cur_size)
 				size_add(seq, r->start + pos + n);
 		}
@@ -1371,8 +1372,8 @@ static void do_op(struct lt_writer *w, enum lt_op op, unsigned int ri, uint64_t 
 	bool nfs = op >= LT_OP_NFS_SYNC;
 
 	if (nfs) {
-		w->anon = rnd_in(&w->rng, 0, 1);
-		vary_header(w);
+		w->anon = lt_rnd_in(&w->rng, 0, 1);
+		lt_vary_header(w);
 	}
 	pthread_mutex_lock(&lt.op_lock);
 	seq = lt.started + 1;
@@ -1429,33 +1430,33 @@ static void do_op(struct lt_writer *w, enum lt_op op, unsigned int ri, uint64_t 
 		break;
 	case LT_OP_NFS_SYNC:
 	case LT_OP_NFS_UNSTABLE:
-		nfs_write(w, r, buf, op == LT_OP_NFS_SYNC ? FILE_SYNC4 : UNSTABLE4, verf);
+		lt_nfs_write(w, r, buf, op == LT_OP_NFS_SYNC ? FILE_SYNC4 : UNSTABLE4, verf);
 		break;
 	case LT_OP_NFS_DEALLOC:
-		nfs_deallocate(w, r);
+		lt_nfs_deallocate(w, r);
 		break;
 	case LT_OP_NR:
 		break;
 	}
 	if (what)
-		die("%s of %s: %s", what, lt.path, strerror(errno));
+		lt_die("%s of %s: %s", what, lt.path, strerror(errno));
 	LT_STORE(lt.done, seq);
 	pthread_mutex_unlock(&lt.op_lock);
 	LT_ADD(lt.ops[op], 1);
 	if (nfs)
 		LT_ADD(*(w->anon ? &lt.anon_calls : &lt.open_calls), 1);
-	if (op == LT_OP_NFS_UNSTABLE && rnd_in(&w->rng, 0, 1)) {
-		nfs_commit(w, r, verf);
+	if (op == LT_OP_NFS_UNSTABLE && lt_rnd_in(&w->rng, 0, 1)) {
+		lt_nfs_commit(w, r, verf);
 		LT_ADD(lt.commits, 1);
 	}
 }
 
-static uint8_t *alloc_aligned(size_t len)
+static uint8_t *lt_alloc_aligned(size_t len)
 {
 	void *p;
 
 	if (posix_memalign(&p, LT_PAGE, len ? len : 1))
-		die("posix_memalign: %s", strerror(ENOMEM));
+		lt_die("posix_memalign: %s", strerror(ENOMEM));
 	return p;
 }
 
@@ -1464,15 +1465,15 @@ static void write_region(struct lt_writer *w, unsigned int ri)
 {
 	const struct lt_region *r = &lt.rg[ri];
 	uint32_t gen = LT_ADD(lt.next_gen, 1);
-	unsigned int k = (unsigned int)rnd_in(&w->rng, 0, LT_NBUFOFFS - 1);
+	unsigned int k = (unsigned int)lt_rnd_in(&w->rng, 0, LT_NBUFOFFS - 1);
 	uint8_t *p = w->buf + lt_bufoffs[k];
 
-	pat_fill(gen, r->start, p, r->len);
+	lt_pat_fill(gen, r->start, p, r->len);
 	do_op(w, LT_OP_WRITE, ri, 0, p, lt_bufoffs[k], gen);
 	LT_ADD(lt.by_bufoff[k], 1);
 	if (r->len > lt.unit)
 		LT_ADD(lt.over_unit, 1);
-	if (in_pieces(r->len, lt_bufoffs[k]))
+	if (lt_in_pieces(r->len, lt_bufoffs[k]))
 		LT_ADD(lt.in_pieces, 1);
 }
 
@@ -1482,7 +1483,7 @@ static void nfs_write_region(struct lt_writer *w, unsigned int ri, enum lt_op op
 	const struct lt_region *r = &lt.rg[ri];
 	uint32_t gen = LT_ADD(lt.next_gen, 1);
 
-	pat_fill(gen, r->start, w->buf, r->len);
+	lt_pat_fill(gen, r->start, w->buf, r->len);
 	do_op(w, op, ri, 0, w->buf, LT_WHOLE, gen);
 	if (r->len > lt.unit)
 		LT_ADD(lt.nfs_over_unit, 1);
@@ -1491,34 +1492,34 @@ static void nfs_write_region(struct lt_writer *w, unsigned int ri, enum lt_op op
 /* a region to change: a probe one time in two */
 static unsigned int pick_region(uint64_t *s)
 {
-	if (lt.nprobes && rnd_in(s, 0, 1) == 0)
-		return lt.probes[rnd_in(s, 0, lt.nprobes - 1)];
-	return lt.writable[rnd_in(s, 0, lt.nwritable - 1)];
+	if (lt.nprobes && lt_rnd_in(s, 0, 1) == 0)
+		return lt.probes[lt_rnd_in(s, 0, lt.nprobes - 1)];
+	return lt.writable[lt_rnd_in(s, 0, lt.nwritable - 1)];
 }
 
 /* Cut the file into its last regions, then restore its size: at once or by rewriting. */
 static void truncate_cycle(struct lt_writer *w)
 {
-	uint64_t cut = rnd_in(&w->rng, lt.cut_from, lt.fsize - 1);
+	uint64_t cut = lt_rnd_in(&w->rng, lt.cut_from, lt.fsize - 1);
 	unsigned int ri;
 
 	do_op(w, LT_OP_TRUNC, 0, cut, NULL, LT_WHOLE, 0);
-	if (rnd_in(&w->rng, 0, 1)) {
+	if (lt_rnd_in(&w->rng, 0, 1)) {
 		for (ri = lt.nrg >= 3 ? lt.nrg - 3 : 0; ri < lt.nrg; ri++)
 			if (!lt.rg[ri].gap && lt.rg[ri].start + lt.rg[ri].len > cut)
 				write_region(w, ri);
 	} else {
-		usleep((useconds_t)rnd_in(&w->rng, 0, 1000));
+		usleep((useconds_t)lt_rnd_in(&w->rng, 0, 1000));
 	}
 	do_op(w, LT_OP_TRUNC, 0, lt.fsize, NULL, LT_WHOLE, 0);
 }
 
-static void *writer(void *arg)
+static void *lt_writer_thread(void *arg)
 {
 	struct lt_writer *w = arg;
 
 	while (!LT_LOAD(lt.stop)) {
-		unsigned int c = (unsigned int)rnd_in(&w->rng, 0, 9);
+		unsigned int c = (unsigned int)lt_rnd_in(&w->rng, 0, 9);
 
 		if (lt.nfs_writes) {
 			unsigned int ri = pick_region(&w->rng);
@@ -1750,7 +1751,7 @@ static void print_history(const struct lt_region *r, uint32_t s0, uint32_t s1)
 		       h->gen ? "write " : "zeros ", h->gen, h->keep);
 		if (h->gen && h->bufoff != LT_WHOLE)
 			printf(" (through the mount from page offset %u%s)", h->bufoff,
-			       in_pieces(r->len, h->bufoff) ? ", in pieces" : "");
+			       lt_in_pieces(r->len, h->bufoff) ? ", in pieces" : "");
 		printf("\n");
 	}
 	pthread_mutex_unlock(&lt.out_lock);
@@ -1797,7 +1798,7 @@ static void print_tear(const struct lt_region *r, uint64_t a, uint64_t b, const 
 	pthread_mutex_unlock(&lt.out_lock);
 }
 
-static void check_reply(struct lt_reader *rd)
+static void lt_check_reply(struct lt_reader *rd)
 {
 	uint64_t lo = 2ULL * rd->s0 + 1, hi = 2ULL * rd->s1 + 1, end = 0, v0, smin, smax, x;
 	unsigned int i, ri;
@@ -1851,7 +1852,7 @@ static void check_reply(struct lt_reader *rd)
 		const struct lt_region *r;
 		uint64_t a, b;
 
-		ri = region_at(x);
+		ri = lt_region_at(x);
 		r = &lt.rg[ri];
 		a = x;
 		b = r->start + r->len < end ? r->start + r->len : end;
@@ -1892,7 +1893,7 @@ out:
 /* a point of the probes, all of their bytes alike: mostly in the long ones */
 static const struct lt_region *probe_point(uint64_t *s, uint64_t *at)
 {
-	uint64_t k = rnd_in(s, 0, lt.probe_bytes - 1);
+	uint64_t k = lt_rnd_in(s, 0, lt.probe_bytes - 1);
 	unsigned int i;
 
 	for (i = 0; k >= lt.rg[lt.probes[i]].len; i++)
@@ -1904,7 +1905,7 @@ static const struct lt_region *probe_point(uint64_t *s, uint64_t *at)
 static void pick_range(struct lt_reader *rd)
 {
 	uint64_t *s = &rd->rng, at, back;
-	unsigned int c = (unsigned int)rnd_in(s, 0, 31);
+	unsigned int c = (unsigned int)lt_rnd_in(s, 0, 31);
 	const struct lt_region *r;
 
 	if (c < 2) {
@@ -1912,14 +1913,14 @@ static void pick_range(struct lt_reader *rd)
 		rd->count = LT_COUNT_MAX;
 	} else if (c < 7) {
 		/* around the end of the file, often past it while it is cut */
-		rd->off = rnd_in(s, lt.cut_from, lt.fsize + LT_PAGE);
-		rd->count = rnd_in(s, 1, LT_COUNT_MAX);
+		rd->off = lt_rnd_in(s, lt.cut_from, lt.fsize + LT_PAGE);
+		rd->count = lt_rnd_in(s, 1, LT_COUNT_MAX);
 	} else if (c < 22 || !lt.nprobes) {
-		rd->off = rnd_in(s, 0, lt.fsize - 1);
+		rd->off = lt_rnd_in(s, 0, lt.fsize - 1);
 		if (c < 11)
-			rd->off = lt.rg[rnd_in(s, 0, lt.nrg - 1)].start;
-		rd->count = UINT64_C(1) << rnd_in(s, 0, 19);
-		rd->count += rnd_in(s, 0, rd->count);
+			rd->off = lt.rg[lt_rnd_in(s, 0, lt.nrg - 1)].start;
+		rd->count = UINT64_C(1) << lt_rnd_in(s, 0, 19);
+		rd->count += lt_rnd_in(s, 0, rd->count);
 	} else {
 		/*
 		 * 1 MiB over a point of a probe: anywhere in it, or in its
@@ -1928,8 +1929,8 @@ static void pick_range(struct lt_reader *rd)
 		 */
 		r = probe_point(s, &at);
 		if (c >= 27)
-			at = r->start + r->len - rnd_in(s, 1, r->len < 8192 ? r->len : 8192);
-		back = rnd_in(s, 0, LT_COUNT_MAX - 1);
+			at = r->start + r->len - lt_rnd_in(s, 1, r->len < 8192 ? r->len : 8192);
+		back = lt_rnd_in(s, 0, LT_COUNT_MAX - 1);
 		rd->off = at > back ? at - back : 0;
 		rd->count = LT_COUNT_MAX;
 	}
@@ -1955,9 +1956,9 @@ static void *reader(void *arg)
 	while (!LT_LOAD(lt.stop)) {
 		pick_range(rd);
 		rd->s0 = LT_LOAD(lt.done);
-		read_plus(rd);
+		lt_read_plus(rd);
 		rd->s1 = LT_LOAD(lt.started);
-		check_reply(rd);
+		lt_check_reply(rd);
 		if (lt.stop_after && races_found() >= lt.stop_after)
 			LT_STORE(lt.stop, true);
 	}
@@ -2077,40 +2078,40 @@ static void parse(int argc, char **argv)
 	lt.path = argv[optind];
 }
 
-/* The mount's write units (LACUNA_IOC_INFO), checked against the model of piece_len() */
+/* The mount's write units (LACUNA_IOC_INFO), checked against the model of lt_piece_len() */
 static void mount_units(void)
 {
 	struct lacuna_info info = { .size = sizeof(info) };
 
 	if (sysconf(_SC_PAGESIZE) != (long)LT_PAGE)
-		die("the page size is %ld, not %" PRIu64, sysconf(_SC_PAGESIZE), LT_PAGE);
+		lt_die("the page size is %ld, not %" PRIu64, sysconf(_SC_PAGESIZE), LT_PAGE);
 	if (ioctl(lt.wfd, LACUNA_IOC_INFO, &info) < 0)
-		die("ioctl(LACUNA_IOC_INFO) on %s: %s (not on lacunafs?)", lt.path,
-		    strerror(errno));
+		lt_die("ioctl(LACUNA_IOC_INFO) on %s: %s (not on lacunafs?)", lt.path,
+		       strerror(errno));
 	lt.unit = info.write_unit;
 	lt.unit_al = info.write_unit_aligned;
 	if (!lt.unit || lt.unit > lt.unit_al || lt.unit_al > lt.unit + LT_PAGE - 1 ||
 	    lt.unit_al % LT_PAGE || lt.unit < LT_PAGE)
-		die("LACUNA_IOC_INFO: write_unit %" PRIu64 ", write_unit_aligned %" PRIu64
-		    ": not the kernel's pieces of pages this tool models",
-		    lt.unit, lt.unit_al);
+		lt_die("LACUNA_IOC_INFO: write_unit %" PRIu64 ", write_unit_aligned %" PRIu64
+		       ": not the kernel's pieces of pages this tool models",
+		       lt.unit, lt.unit_al);
 }
 
 /* Fresh file of full size, then a first state for some regions. */
-static void setup_file(void)
+static void lt_setup_file(void)
 {
 	uint64_t s = lt.seed * 31 + 7;
 	struct lt_writer w = { .rng = lt.seed * 37 + 11 };
 	unsigned int i;
 
-	w.buf = alloc_aligned(lt.maxlen + LT_PAGE);
+	w.buf = lt_alloc_aligned(lt.maxlen + LT_PAGE);
 	if (ftruncate(lt.wfd, (off_t)lt.fsize) < 0)
-		die("ftruncate %s: %s", lt.path, strerror(errno));
+		lt_die("ftruncate %s: %s", lt.path, strerror(errno));
 	for (i = 0; i < lt.nrg; i++)
 		hist_add(&lt.rg[i], 0, 0, 0, LT_WHOLE);
 	size_add(0, lt.fsize);
 	for (i = 0; i < lt.nrg; i++)
-		if (!lt.rg[i].gap && rnd_in(&s, 0, 2))
+		if (!lt.rg[i].gap && lt_rnd_in(&s, 0, 2))
 			write_region(&w, i);
 	memset(lt.by_bufoff, 0, sizeof(lt.by_bufoff));
 	memset(lt.ops, 0, sizeof(lt.ops));
@@ -2182,46 +2183,46 @@ int main(int argc, char **argv)
 	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	rc = pthread_rwlock_init(&lt.hist_lock, &rwa);
 	if (rc)
-		die("pthread_rwlock_init: %s", strerror(rc));
+		lt_die("pthread_rwlock_init: %s", strerror(rc));
 	pthread_rwlockattr_destroy(&rwa);
 	lt.wfd = open(lt.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (lt.wfd < 0)
-		die("open %s: %s", lt.path, strerror(errno));
+		lt_die("open %s: %s", lt.path, strerror(errno));
 	mount_units();
 
 	rds = calloc(lt.nreaders, sizeof(*rds));
 	wrs = calloc(lt.nwriters, sizeof(*wrs));
 	if (!rds || !wrs)
-		die("calloc: %s", strerror(ENOMEM));
+		lt_die("calloc: %s", strerror(ENOMEM));
 	for (i = 0; i < lt.nreaders; i++) {
 		rds[i].rng = (lt.seed + 2000 + i) * 0x9E3779B97F4A7C15ULL | 1;
-		conn_init(&rds[i].c, i, LT_REPLY_MAX + 4096);
-		nfs_setup(&rds[i].c, 65536);
+		lt_conn_init(&rds[i].c, i, LT_REPLY_MAX + 4096);
+		lt_nfs_setup(&rds[i].c, 65536);
 	}
-	lt.maxwrite = nfs_maxwrite(&rds[0].c);
+	lt.maxwrite = lt_nfs_maxwrite(&rds[0].c);
 	if (lt.nfs_writes && (lt.maxwrite < LT_PAGE || lt.maxwrite > LT_REGION_MAX))
-		die("maxwrite %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", lt.maxwrite, LT_PAGE,
-		    LT_REGION_MAX);
+		lt_die("maxwrite %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", lt.maxwrite,
+		       LT_PAGE, LT_REGION_MAX);
 	make_layout();
-	setup_file();
+	lt_setup_file();
 	for (i = 0; i < lt.nreaders; i++) {
 		rds[i].view = malloc(lt.fsize + LT_PAGE);
 		if (!rds[i].view)
-			die("malloc: %s", strerror(ENOMEM));
+			lt_die("malloc: %s", strerror(ENOMEM));
 	}
 	for (i = 0; i < lt.nwriters; i++) {
 		wrs[i].id = i;
 		wrs[i].rng = (lt.seed + 1000 + i) * 0x9E3779B97F4A7C15ULL | 1;
-		wrs[i].buf = alloc_aligned(lt.maxlen + LT_PAGE);
+		wrs[i].buf = lt_alloc_aligned(lt.maxlen + LT_PAGE);
 		if (!lt.nfs_writes)
 			continue;
-		conn_init(&wrs[i].c, LT_THREADS_MAX + i, LT_SMALL_REPLY);
-		nfs_setup(&wrs[i].c, (uint32_t)(lt.maxwrite + 2 * LT_HDR_MAX));
+		lt_conn_init(&wrs[i].c, LT_THREADS_MAX + i, LT_SMALL_REPLY);
+		lt_nfs_setup(&wrs[i].c, (uint32_t)(lt.maxwrite + 2 * LT_HDR_MAX));
 		if (wrs[i].c.maxreq < lt.maxwrite + LT_HDR_MAX)
-			die("the server grants requests of %u bytes, less than maxwrite %" PRIu64
-			    " and its header",
-			    wrs[i].c.maxreq, lt.maxwrite);
-		nfs_open(&wrs[i]);
+			lt_die("the server grants requests of %u bytes, less than maxwrite %" PRIu64
+			       " and its header",
+			       wrs[i].c.maxreq, lt.maxwrite);
+		lt_nfs_open(&wrs[i]);
 	}
 	printf("# lt_nfs_torture: seed %" PRIu64 ", file %" PRIu64 " bytes, %u regions "
 	       "(%u probes), %u writers %s, %u readers over %s:%u, %u s%s\n",
@@ -2236,12 +2237,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < lt.nreaders; i++) {
 		rc = pthread_create(&rt[i], NULL, reader, &rds[i]);
 		if (rc)
-			die("pthread_create: %s", strerror(rc));
+			lt_die("pthread_create: %s", strerror(rc));
 	}
 	for (i = 0; i < lt.nwriters; i++) {
-		rc = pthread_create(&wt[i], NULL, writer, &wrs[i]);
+		rc = pthread_create(&wt[i], NULL, lt_writer_thread, &wrs[i]);
 		if (rc)
-			die("pthread_create: %s", strerror(rc));
+			lt_die("pthread_create: %s", strerror(rc));
 	}
 	/*
 	 * With --expect-race and --max-replies only a race found or the
@@ -2291,13 +2292,13 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < lt.nwriters; i++) {
 		if (lt.nfs_writes) {
-			nfs_close(&wrs[i]);
-			conn_close(&wrs[i].c);
+			lt_nfs_close(&wrs[i]);
+			lt_conn_close(&wrs[i].c);
 		}
 		free(wrs[i].buf);
 	}
 	for (i = 0; i < lt.nreaders; i++) {
-		conn_close(&rds[i].c);
+		lt_conn_close(&rds[i].c);
 		free(rds[i].view);
 	}
 	free(wrs);
