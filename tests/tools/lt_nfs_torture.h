@@ -29,40 +29,14 @@
 #define LT_SEGS_MAX 8192
 #define LT_FH_MAX 128
 #define LT_HDR_MAX 1024	    /* the bytes of a WRITE call ahead of its data, at most */
-#define LT_TAG_MAX 256	    /* NFS4_TAG_MAX */
-#define LT_MACHINE_MAX 255  /* AUTH_SYS machinename<255> */
-#define LT_GIDS_MAX 16	    /* AUTH_SYS gids<16> */
 #define LT_WHOLE UINT32_MAX /* lt_hent.bufoff of a change applied whole */
-#define LT_DELAY_TRIES 1000 /* NFS4ERR_DELAY answers to one call before giving up */
 
-/* NFSv4 numbers (RFC 8881, RFC 7862) */
+/* NFSv4 numbers (RFC 7862) the client shares with the writers and checks */
 enum {
-	OP_CLOSE = 4,
-	OP_COMMIT = 5,
-	OP_GETATTR = 9,
-	OP_GETFH = 10,
-	OP_LOOKUP = 15,
-	OP_OPEN = 18,
-	OP_PUTFH = 22,
-	OP_PUTROOTFH = 24,
-	OP_WRITE = 38,
-	OP_EXCHANGE_ID = 42,
-	OP_CREATE_SESSION = 43,
-	OP_SEQUENCE = 53,
-	OP_RECLAIM_COMPLETE = 58,
-	OP_DEALLOCATE = 62,
-	OP_READ_PLUS = 68,
-	NFS4ERR_DELAY = 10008,
-	NFS4ERR_COMPLETE_ALREADY = 10054,
 	CONTENT_DATA = 0,
 	CONTENT_HOLE = 1,
 	UNSTABLE4 = 0,
 	FILE_SYNC4 = 2,
-	FATTR4_MAXWRITE = 31,
-	OPEN4_SHARE_ACCESS_WRITE = 2,
-	OPEN4_SHARE_DENY_NONE = 0,
-	OPEN4_NOCREATE = 0,
-	CLAIM_FH = 4,
 };
 
 enum lt_viol {
@@ -233,5 +207,26 @@ static inline uint64_t lt_rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
 {
 	return lo + lt_rnd(s) % (hi - lo + 1);
 }
+
+/* lt_nfs_torture.c */
+void lt_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* lt_nfs_torture_nfs.c: connections and sessions */
+void lt_conn_init(struct lt_conn *c, unsigned int id, size_t rcap);
+void lt_nfs_setup(struct lt_conn *c, uint32_t maxreq);
+void lt_conn_close(struct lt_conn *c);
+uint64_t lt_nfs_maxwrite(struct lt_conn *c);
+
+/* lt_nfs_torture_nfs.c: a writer's calls */
+void lt_nfs_open(struct lt_writer *w);
+void lt_nfs_close(struct lt_writer *w);
+void lt_vary_header(struct lt_writer *w);
+void lt_nfs_write(struct lt_writer *w, const struct lt_region *r, const uint8_t *data,
+		  uint32_t stable, uint8_t *verf);
+void lt_nfs_commit(struct lt_writer *w, const struct lt_region *r, const uint8_t *verf);
+void lt_nfs_deallocate(struct lt_writer *w, const struct lt_region *r);
+
+/* lt_nfs_torture_nfs.c: a reader's call */
+void lt_read_plus(struct lt_reader *rd);
 
 #endif
