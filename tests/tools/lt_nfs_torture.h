@@ -22,7 +22,6 @@
 #define LT_PROBES_MAX 32
 #define LT_THREADS_MAX 32
 #define LT_TSET_MAX 256
-#define LT_REPORT_MAX 8
 #define LT_COUNT_MAX LT_MIB		  /* READ_PLUS counts asked */
 #define LT_REPLY_MAX (2 * LT_MIB + 65536) /* ca_maxresponsesize asked */
 #define LT_SMALL_REPLY 65536		  /* a writer's replies */
@@ -210,6 +209,7 @@ static inline uint64_t lt_rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
 
 /* lt_nfs_torture.c */
 void lt_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+unsigned int lt_region_at(uint64_t x);
 
 /* lt_nfs_torture_nfs.c: connections and sessions */
 void lt_conn_init(struct lt_conn *c, unsigned int id, size_t rcap);
@@ -228,5 +228,11 @@ void lt_nfs_deallocate(struct lt_writer *w, const struct lt_region *r);
 
 /* lt_nfs_torture_nfs.c: a reader's call */
 void lt_read_plus(struct lt_reader *rd);
+
+/* lt_nfs_torture_check.c */
+void lt_pat_fill(uint32_t gen, uint64_t x, uint8_t *p, uint64_t n);
+uint64_t lt_piece_len(uint64_t left, uint64_t o);
+bool lt_in_pieces(uint64_t len, uint32_t o);
+void lt_check_reply(struct lt_reader *rd);
 
 #endif
