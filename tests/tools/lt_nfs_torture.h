@@ -209,6 +209,7 @@ static inline uint64_t lt_rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
 
 /* lt_nfs_torture.c */
 void lt_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void *lt_xrealloc(void *p, size_t n);
 unsigned int lt_region_at(uint64_t x);
 
 /* lt_nfs_torture_nfs.c: connections and sessions */
@@ -234,5 +235,10 @@ void lt_pat_fill(uint32_t gen, uint64_t x, uint8_t *p, uint64_t n);
 uint64_t lt_piece_len(uint64_t left, uint64_t o);
 bool lt_in_pieces(uint64_t len, uint32_t o);
 void lt_check_reply(struct lt_reader *rd);
+
+/* lt_nfs_torture_write.c */
+uint8_t *lt_alloc_aligned(size_t len);
+void lt_setup_file(void);
+void *lt_writer_thread(void *arg);
 
 #endif

@@ -3,7 +3,7 @@
  * lt_nfs_torture's checks: the pattern a write leaves, the pieces the
  * kernel cuts a write through the mount into, and the judgement of each
  * READ_PLUS reply against the history the writers log
- * (lt_nfs_torture.c).
+ * (lt_nfs_torture_write.c).
  *
  * Operation
  * ---------
