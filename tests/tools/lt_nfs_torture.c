@@ -88,6 +88,15 @@
 
 #include "lt_nfs_torture.h"
 
+#define LT_KIB UINT64_C(1024)
+#define LT_BIG_MAX LT_MIB	   /* the random big regions */
+#define LT_REGION_MAX (3 * LT_MIB) /* any region: one change */
+#define LT_REGIONS_MAX 4096
+#define LT_PROBES_MAX 32
+#define LT_THREADS_MAX 32
+#define LT_SMALL_REPLY 65536 /* a writer's replies */
+#define LT_HDR_MAX 1024	     /* the bytes of a WRITE call ahead of its data, at most */
+
 static const char *const lt_op_names[LT_OP_NR] = {
 	"writes",
 	"punches",

@@ -14,20 +14,12 @@
 #include <stdint.h>
 
 #define LT_PAGE UINT64_C(4096)
-#define LT_KIB UINT64_C(1024)
 #define LT_MIB (UINT64_C(1) << 20)
-#define LT_BIG_MAX LT_MIB	   /* the random big regions */
-#define LT_REGION_MAX (3 * LT_MIB) /* any region: one change */
-#define LT_REGIONS_MAX 4096
-#define LT_PROBES_MAX 32
-#define LT_THREADS_MAX 32
 #define LT_TSET_MAX 256
 #define LT_COUNT_MAX LT_MIB		  /* READ_PLUS counts asked */
 #define LT_REPLY_MAX (2 * LT_MIB + 65536) /* ca_maxresponsesize asked */
-#define LT_SMALL_REPLY 65536		  /* a writer's replies */
 #define LT_SEGS_MAX 8192
 #define LT_FH_MAX 128
-#define LT_HDR_MAX 1024	    /* the bytes of a WRITE call ahead of its data, at most */
 #define LT_WHOLE UINT32_MAX /* lt_hent.bufoff of a change applied whole */
 
 /* NFSv4 numbers (RFC 7862) the client shares with the writers and checks */
