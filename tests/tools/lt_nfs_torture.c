@@ -44,56 +44,12 @@
  *
  * Operation
  * ---------
- * What is atomic. A READ_PLUS is one sparse read under lacunafs's range
- * lock (gateway/nfs4_op_sparse.c). Every FUSE write, fallocate and
- * truncate is applied under that lock too, so each is seen whole or not
- * at all. A write(2) through the mount (direct_io) reaches lacunafs as
- * one FUSE write only up to the mount's write unit (LACUNA_IOC_INFO:
- * write_unit from a buffer at any address, write_unit_aligned from a
- * page-aligned one); the kernel cuts a larger one into pieces of at most
- * write_unit_aligned bytes, each pinning at most write_unit + 4095 bytes
- * of pages: from a buffer at byte o of its page the first piece is
- * min(write_unit_aligned, write_unit + 4095 - o) bytes, the next starts
- * where it ended, and so on. So a write of at most write_unit bytes must
- * be seen whole or not at all, and a larger one may be seen in part only
- * at those piece boundaries, each piece old or new. An NFS WRITE (up to
- * maxwrite) and a DEALLOCATE must be seen whole or not at all whatever
- * their size: lacunad applies each under one hold of the range lock.
- *
- * Pattern. Byte x of the file written by write number g is 0x80 | 7 bits
- * of a hash of (g, x / 8) (7 bits of it per byte of that 8-byte word):
- * never zero, and (but for a chance of 2^-7 per byte) unlike any other
- * write's.
- *
- * History. The writers hold a mutex across each call, so calls happen one
- * at a time and are numbered in order (seq); a call through the mount
- * lasts the system call, an NFS call from sending the request to
- * receiving the reply. Before each call they log, per region it changes,
- * (seq, state), a state being "pattern g on the first KEEP bytes, zeros
- * after" (g = 0: all zeros; KEEP < the region's length only after a
- * truncate cut into it) and, for a write through the mount, the offset of
- * its buffer in a page (its pieces follow from it); the file size is
- * logged the same way (a write in pieces that extends the file passes
- * through the ends of its pieces, all logged at its seq).
- *
- * Checks. A reply must be well formed (RFC 7862 15.10): segments
- * contiguous and of known kinds, the first holding the offset (a data
- * segment starting there), none empty, data inside [offset, offset +
- * count), no more data than count; with eof the segments end at the file
- * size, which is then known; without, the size is at least their end;
- * a reply at or past EOF has eof and no segment. Then, holes read as
- * zeros, what the reply shows of each region must be a state that region
- * had, or, during a write in pieces, each piece in its state before or
- * after that write ("torn" if neither), and the reply must be a snapshot:
- * one moment T, after the calls completed before the request was sent and
- * before the calls begun after the reply arrived, at which every region
- * it shows and the size were what it says. Time is counted in half
- * steps: T = 2 * seq is "during call seq" (old or new state, or a mix of
- * pieces), T = 2 * seq + 1 "between call seq and the next". A state
- * logged at s and replaced at s' is visible for T in [2s, 2s']; the reply
- * narrows T to [2 * done_before + 1, 2 * started_after + 1]; intersecting
- * over the regions and the size must leave some T ("snapshot" violation
- * if not, "stale" if one region alone fits no T of the reply's window).
+ * The parts. This file lays FILE out in regions, runs the readers and
+ * the writers and judges the run; lt_nfs_torture_write.c has the writers
+ * and the history they log, lt_nfs_torture_check.c what must be atomic,
+ * the pattern and the checks of every reply, lt_nfs_torture_nfs.c the
+ * NFSv4.2 client readers and writers speak, lt_nfs_torture.h the state
+ * they share.
  *
  * Negative controls. Without lacunafs's range lock
  * (LACUNA_TEST_DISABLE_RANGELOCK=1 in the daemon's environment) the
@@ -112,14 +68,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -128,167 +80,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lacuna/ioctl.h"
 
-#define LT_PAGE UINT64_C(4096)
+#include "lt_nfs_torture.h"
+
 #define LT_KIB UINT64_C(1024)
-#define LT_MIB (UINT64_C(1) << 20)
 #define LT_BIG_MAX LT_MIB	   /* the random big regions */
 #define LT_REGION_MAX (3 * LT_MIB) /* any region: one change */
 #define LT_REGIONS_MAX 4096
 #define LT_PROBES_MAX 32
 #define LT_THREADS_MAX 32
-#define LT_TSET_MAX 256
-#define LT_REPORT_MAX 8
-#define LT_COUNT_MAX LT_MIB		  /* READ_PLUS counts asked */
-#define LT_REPLY_MAX (2 * LT_MIB + 65536) /* ca_maxresponsesize asked */
-#define LT_SMALL_REPLY 65536		  /* a writer's replies */
-#define LT_SEGS_MAX 8192
-#define LT_FH_MAX 128
-#define LT_HDR_MAX 1024	    /* the bytes of a WRITE call ahead of its data, at most */
-#define LT_TAG_MAX 256	    /* NFS4_TAG_MAX */
-#define LT_MACHINE_MAX 255  /* AUTH_SYS machinename<255> */
-#define LT_GIDS_MAX 16	    /* AUTH_SYS gids<16> */
-#define LT_WHOLE UINT32_MAX /* lt_hent.bufoff of a change applied whole */
-#define LT_DELAY_TRIES 1000 /* NFS4ERR_DELAY answers to one call before giving up */
+#define LT_SMALL_REPLY 65536 /* a writer's replies */
+#define LT_HDR_MAX 1024	     /* the bytes of a WRITE call ahead of its data, at most */
 
-/* NFSv4 numbers (RFC 8881, RFC 7862) */
-enum {
-	OP_CLOSE = 4,
-	OP_COMMIT = 5,
-	OP_GETATTR = 9,
-	OP_GETFH = 10,
-	OP_LOOKUP = 15,
-	OP_OPEN = 18,
-	OP_PUTFH = 22,
-	OP_PUTROOTFH = 24,
-	OP_WRITE = 38,
-	OP_EXCHANGE_ID = 42,
-	OP_CREATE_SESSION = 43,
-	OP_SEQUENCE = 53,
-	OP_RECLAIM_COMPLETE = 58,
-	OP_DEALLOCATE = 62,
-	OP_READ_PLUS = 68,
-	NFS4ERR_DELAY = 10008,
-	NFS4ERR_COMPLETE_ALREADY = 10054,
-	CONTENT_DATA = 0,
-	CONTENT_HOLE = 1,
-	UNSTABLE4 = 0,
-	FILE_SYNC4 = 2,
-	FATTR4_MAXWRITE = 31,
-	OPEN4_SHARE_ACCESS_WRITE = 2,
-	OPEN4_SHARE_DENY_NONE = 0,
-	OPEN4_NOCREATE = 0,
-	CLAIM_FH = 4,
-};
-
-enum lt_viol {
-	LT_V_STRUCT,   /* malformed reply */
-	LT_V_ERROR,    /* the READ_PLUS failed */
-	LT_V_TORN,     /* a region in a state it never had */
-	LT_V_STALE,    /* a region in a state outside the reply's time window */
-	LT_V_SNAPSHOT, /* no single moment explains the whole reply */
-	LT_V_SIZE,     /* a size never held within the time window */
-	LT_V_NR,
-};
-
-static const char *const lt_viol_names[LT_V_NR] = {
-	[LT_V_STRUCT] = "malformed", [LT_V_ERROR] = "error",	   [LT_V_TORN] = "torn",
-	[LT_V_STALE] = "stale",	     [LT_V_SNAPSHOT] = "snapshot", [LT_V_SIZE] = "size",
-};
-
-/* The offsets in a page that writes through the mount take their data from */
-static const uint32_t lt_bufoffs[] = { 0, 1, 212, 511, 2048, 4095 };
-#define LT_NBUFOFFS (sizeof(lt_bufoffs) / sizeof(lt_bufoffs[0]))
-
-struct lt_hent {
-	uint32_t seq;
-	uint32_t gen; /* 0: all zeros */
-	uint64_t keep;
-	uint32_t bufoff; /* a write(2) through the mount: its buffer's offset in a page; else
-			    LT_WHOLE */
-	uint32_t pad;
-};
-
-struct lt_region {
-	uint64_t start, len;
-	bool gap;   /* never written */
-	bool probe; /* one of the sizes that matter, written more often */
-	struct lt_hent *h;
-	size_t n, cap;
-};
-
-struct lt_sent {
-	uint32_t seq;
-	uint64_t size;
-};
-
-struct lt_ivl {
-	uint64_t lo, hi;
-};
-
-struct lt_seg {
-	uint32_t kind;
-	uint64_t off, len;
-	const uint8_t *data;
-};
-
-/* One TCP connection with its NFSv4.2 session (one slot) and the file's handle */
-struct lt_conn {
-	unsigned int id;
-	int sock;
-	uint32_t xid, seq;
-	uint64_t clientid;
-	uint8_t sessionid[16];
-	uint8_t fh[LT_FH_MAX];
-	uint32_t fhlen;
-	uint32_t maxreq; /* ca_maxrequestsize granted */
-	/* what the next call carries ahead of its ops (writers vary it) */
-	uint32_t taglen, machlen, ngids;
-	uint8_t *rbuf; /* one reply record */
-	size_t rcap, rlen;
-};
-
-struct lt_reader {
-	struct lt_conn c;
-	uint64_t rng;
-	uint8_t *view; /* the reply's bytes, holes as zeros */
-	struct lt_seg segs[LT_SEGS_MAX];
-	unsigned int nsegs;
-	bool eof;
-	uint32_t status;
-	/* the request being checked */
-	uint64_t off, count;
-	uint32_t s0, s1;
-	struct lt_ivl t[LT_TSET_MAX], u[LT_TSET_MAX], tmp[LT_TSET_MAX];
-	unsigned int nt, nu;
-};
-
-struct lt_writer {
-	unsigned int id;
-	uint64_t rng;
-	uint8_t *buf; /* page aligned, a region and a page */
-	struct lt_conn c;
-	uint8_t open_sid[16];
-	bool anon; /* the anonymous stateid for this call */
-};
-
-enum lt_op {
-	LT_OP_WRITE, /* pwrite through the mount */
-	LT_OP_PUNCH,
-	LT_OP_ZERO,
-	LT_OP_TRUNC,
-	LT_OP_NFS_SYNC,	    /* WRITE FILE_SYNC4 */
-	LT_OP_NFS_UNSTABLE, /* WRITE UNSTABLE4 */
-	LT_OP_NFS_DEALLOC,  /* DEALLOCATE */
-	LT_OP_NR,
-};
 static const char *const lt_op_names[LT_OP_NR] = {
 	"writes",
 	"punches",
@@ -299,53 +107,7 @@ static const char *const lt_op_names[LT_OP_NR] = {
 	"NFS DEALLOCATEs",
 };
 
-static struct {
-	/* options */
-	uint64_t seed;
-	unsigned int seconds, timeout, nwriters, nreaders, nbig, nsmall;
-	uint64_t min_replies, max_replies, stop_after;
-	bool expect_race, nfs_writes;
-	int expect_kind; /* -1: any race */
-	const char *path, *name, *host;
-	unsigned int port;
-
-	/* the mount's write units, the server's maxwrite */
-	uint64_t unit, unit_al, maxwrite;
-
-	/* layout */
-	struct lt_region *rg;
-	unsigned int nrg;
-	uint64_t fsize, cut_from, maxlen;
-	unsigned int *writable, *probes;
-	unsigned int nwritable, nprobes;
-	uint64_t probe_bytes;
-
-	int wfd;
-	/*
-	 * Lock order: op_lock, then hist_lock. op_lock is held across each
-	 * changing call and orders them; hist_lock guards the logs: written
-	 * by a writer logging a call, read by the readers while they check a
-	 * reply, side by side (it prefers writers, so that checks do not hold
-	 * the changes back more than one check at a time).
-	 */
-	pthread_mutex_t op_lock;
-	pthread_rwlock_t hist_lock;
-	struct lt_sent *sz;
-	size_t nsz, capsz;
-	uint64_t cur_size;
-	uint32_t started, done, next_gen; /* atomics */
-	bool stop;			  /* atomic */
-
-	/* atomics */
-	uint64_t replies, eofs, holes, data_bytes, past_eof, split_views;
-	uint64_t ops[LT_OP_NR];
-	uint64_t by_bufoff[LT_NBUFOFFS], in_pieces, over_unit;
-	uint64_t commits, anon_calls, open_calls, nfs_over_unit;
-	uint32_t data_off_min, data_off_max; /* under op_lock */
-	uint64_t viol[LT_V_NR];
-	uint64_t reported;
-	pthread_mutex_t out_lock;
-} lt = {
+struct lt_state lt = {
 	.seed = 1,
 	.seconds = 5,
 	.timeout = 600,
@@ -361,11 +123,7 @@ static struct {
 	.data_off_min = UINT32_MAX,
 };
 
-#define LT_LOAD(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
-#define LT_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
-#define LT_ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_SEQ_CST)
-
-static void die(const char *fmt, ...)
+void lt_die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -377,122 +135,12 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-static void *xrealloc(void *p, size_t n)
+void *lt_xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n);
 	if (!p)
-		die("realloc: %s", strerror(ENOMEM));
+		lt_die("realloc: %s", strerror(ENOMEM));
 	return p;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
-}
-
-static uint64_t rnd_in(uint64_t *s, uint64_t lo, uint64_t hi)
-{
-	return lo + rnd(s) % (hi - lo + 1);
-}
-
-/* ---------------------------------------------------------------- pattern */
-
-/* the 8 pattern bytes of word w (bytes 8w .. 8w + 7), byte i in bits 8i .. 8i + 7 */
-static inline uint64_t pat_word(uint32_t gen, uint64_t w)
-{
-	uint64_t h = (uint64_t)gen * 0x9E3779B97F4A7C15ULL ^ (w + 1) * 0xC2B2AE3D27D4EB4FULL;
-
-	h ^= h >> 30;
-	h *= 0xBF58476D1CE4E5B9ULL;
-	h ^= h >> 27;
-	h *= 0x94D049BB133111EBULL;
-	h ^= h >> 31;
-	return (h & 0x7f7f7f7f7f7f7f7fULL) | 0x8080808080808080ULL;
-}
-
-static void pat_fill(uint32_t gen, uint64_t x, uint8_t *p, uint64_t n)
-{
-	uint64_t end = x + n, v = 0;
-
-	for (; x < end; x++, p++) {
-		if (x == end - n || !(x & 7))
-			v = pat_word(gen, x >> 3);
-		*p = (uint8_t)(v >> (8 * (x & 7)));
-	}
-}
-
-/* Where the bytes p of [a, b) of region r stop showing history entry h (b: they show it) */
-static uint64_t match_end(const struct lt_region *r, const struct lt_hent *h, uint64_t a,
-			  uint64_t b, const uint8_t *p)
-{
-	uint64_t pend = r->start + (h->gen ? h->keep : 0), x = a, v = 0;
-
-	for (; x < b && x < pend; x++) {
-		if (x == a || !(x & 7))
-			v = pat_word(h->gen, x >> 3);
-		if (p[x - a] != (uint8_t)(v >> (8 * (x & 7))))
-			return x;
-	}
-	for (; x < b; x++)
-		if (p[x - a])
-			return x;
-	return b;
-}
-
-/* Do the bytes p of [a, b) of region r show history entry h? */
-static bool shows(const struct lt_region *r, const struct lt_hent *h, uint64_t a, uint64_t b,
-		  const uint8_t *p)
-{
-	return match_end(r, h, a, b, p) == b;
-}
-
-/*
- * The first FUSE write the kernel makes of a direct-io write(2) of @left
- * bytes from a buffer at byte @o of its page: at most write_unit_aligned
- * bytes, and no more pages than write_unit + 4095 bytes span.
- */
-static uint64_t piece_len(uint64_t left, uint64_t o)
-{
-	uint64_t n = lt.unit + (LT_PAGE - 1) - o;
-
-	if (n > lt.unit_al)
-		n = lt.unit_al;
-	return n < left ? n : left;
-}
-
-/* Does a write through the mount of @len bytes from page offset @o arrive in pieces? */
-static bool in_pieces(uint64_t len, uint32_t o)
-{
-	return o != LT_WHOLE && piece_len(len, o) < len;
-}
-
-/*
- * Do the bytes p of [a, b) of region r show entry i's write under way,
- * each of its pieces either as before it (entry i - 1) or as after it?
- */
-static bool shows_pieces(const struct lt_region *r, size_t i, uint64_t a, uint64_t b,
-			 const uint8_t *p)
-{
-	const struct lt_hent *h = &r->h[i];
-	uint64_t pos, o = h->bufoff, n;
-
-	if (!i || !in_pieces(r->len, h->bufoff))
-		return false;
-	for (pos = 0; pos < r->len; pos += n, o = (o + n) % LT_PAGE) {
-		uint64_t x, y;
-
-		n = piece_len(r->len - pos, o);
-		x = r->start + pos > a ? r->start + pos : a;
-		y = r->start + pos + n < b ? r->start + pos + n : b;
-		if (x >= y)
-			continue;
-		if (!shows(r, h, x, y, p + (x - a)) && !shows(r, h - 1, x, y, p + (x - a)))
-			return false;
-	}
-	return true;
 }
 
 /* ---------------------------------------------------------------- layout */
@@ -502,8 +150,8 @@ static void add_region(uint64_t *off, uint64_t len, bool gap, bool probe)
 	struct lt_region *r;
 
 	if (lt.nrg == LT_REGIONS_MAX)
-		die("layout: more than %d regions", LT_REGIONS_MAX);
-	lt.rg = xrealloc(lt.rg, (lt.nrg + 1) * sizeof(*lt.rg));
+		lt_die("layout: more than %d regions", LT_REGIONS_MAX);
+	lt.rg = lt_xrealloc(lt.rg, (lt.nrg + 1) * sizeof(*lt.rg));
 	r = &lt.rg[lt.nrg++];
 	memset(r, 0, sizeof(*r));
 	r->start = *off;
@@ -575,22 +223,22 @@ static void make_layout(void)
 	} *it = calloc(n, sizeof(*it)), tmp;
 
 	if (!it)
-		die("calloc: %s", strerror(ENOMEM));
+		lt_die("calloc: %s", strerror(ENOMEM));
 	for (i = 0; i < lt.nbig + lt.nsmall; i++) {
-		unsigned int c = (unsigned int)rnd_in(&s, 0, 9);
+		unsigned int c = (unsigned int)lt_rnd_in(&s, 0, 9);
 
 		if (i < lt.nbig) {
 			it[i].aligned = c < 4;
-			it[i].len = rnd_in(&s, 64 * LT_KIB + 1, bigmax);
+			it[i].len = lt_rnd_in(&s, 64 * LT_KIB + 1, bigmax);
 		} else if (c < 3) {
-			it[i].len = rnd_in(&s, 1, 64);
+			it[i].len = lt_rnd_in(&s, 1, 64);
 		} else if (c < 6) {
-			it[i].len = rnd_in(&s, 65, LT_PAGE);
+			it[i].len = lt_rnd_in(&s, 65, LT_PAGE);
 		} else if (c < 8) {
 			it[i].aligned = true;
-			it[i].len = rnd_in(&s, 1, 16) * LT_PAGE;
+			it[i].len = lt_rnd_in(&s, 1, 16) * LT_PAGE;
 		} else {
-			it[i].len = rnd_in(&s, LT_PAGE + 1, 64 * LT_KIB);
+			it[i].len = lt_rnd_in(&s, LT_PAGE + 1, 64 * LT_KIB);
 		}
 		if (it[i].aligned)
 			it[i].len = (it[i].len + LT_PAGE - 1) & ~(LT_PAGE - 1);
@@ -605,7 +253,7 @@ static void make_layout(void)
 	}
 	/* shuffle, then a big one second to last */
 	for (i = n - 1; i > 0; i--) {
-		k = (unsigned int)rnd_in(&s, 0, i);
+		k = (unsigned int)lt_rnd_in(&s, 0, i);
 		tmp = it[i];
 		it[i] = it[k];
 		it[k] = tmp;
@@ -622,13 +270,13 @@ static void make_layout(void)
 
 		if (it[i].aligned && (off & (LT_PAGE - 1)))
 			gap = LT_PAGE - (off & (LT_PAGE - 1));
-		if (rnd_in(&s, 0, 5) == 0)
-			gap += rnd_in(&s, 1, 5) * LT_PAGE +
-			       (it[i].aligned ? 0 : rnd_in(&s, 0, 100));
+		if (lt_rnd_in(&s, 0, 5) == 0)
+			gap += lt_rnd_in(&s, 1, 5) * LT_PAGE +
+			       (it[i].aligned ? 0 : lt_rnd_in(&s, 0, 100));
 		if (it[i].aligned && ((off + gap) & (LT_PAGE - 1)))
 			gap += LT_PAGE - ((off + gap) & (LT_PAGE - 1));
 		if (it[i].unaligned && !((off + gap) & (LT_PAGE - 1)))
-			gap += rnd_in(&s, 1, LT_PAGE - 1);
+			gap += lt_rnd_in(&s, 1, LT_PAGE - 1);
 		if (gap)
 			add_region(&off, gap, true, false);
 		add_region(&off, it[i].len, false, it[i].probe);
@@ -639,7 +287,7 @@ static void make_layout(void)
 	lt.writable = calloc(lt.nrg, sizeof(*lt.writable));
 	lt.probes = calloc(lt.nrg, sizeof(*lt.probes));
 	if (!lt.writable || !lt.probes)
-		die("calloc: %s", strerror(ENOMEM));
+		lt_die("calloc: %s", strerror(ENOMEM));
 	for (i = 0; i < lt.nrg; i++) {
 		if (lt.rg[i].len > lt.maxlen)
 			lt.maxlen = lt.rg[i].len;
@@ -651,12 +299,12 @@ static void make_layout(void)
 		}
 	}
 	if (lt.nfs_writes && lt.maxlen > lt.maxwrite)
-		die("layout: a region of %" PRIu64 " bytes, more than maxwrite %" PRIu64, lt.maxlen,
-		    lt.maxwrite);
+		lt_die("layout: a region of %" PRIu64 " bytes, more than maxwrite %" PRIu64,
+		       lt.maxlen, lt.maxwrite);
 }
 
 /* the region holding offset x (x < fsize) */
-static unsigned int region_at(uint64_t x)
+unsigned int lt_region_at(uint64_t x)
 {
 	unsigned int lo = 0, hi = lt.nrg - 1;
 
@@ -671,1228 +319,17 @@ static unsigned int region_at(uint64_t x)
 	return lo;
 }
 
-/* ---------------------------------------------------------------- a small NFSv4.2 client */
-
-struct enc {
-	uint8_t b[4096];
-	size_t n;
-};
-
-static void e32(struct enc *e, uint32_t v)
-{
-	if (e->n + 4 > sizeof(e->b))
-		die("call too large");
-	v = htonl(v);
-	memcpy(e->b + e->n, &v, 4);
-	e->n += 4;
-}
-
-static void e64(struct enc *e, uint64_t v)
-{
-	e32(e, (uint32_t)(v >> 32));
-	e32(e, (uint32_t)v);
-}
-
-static void ebytes(struct enc *e, const void *p, size_t len)
-{
-	size_t pad = (4 - len % 4) % 4;
-
-	if (e->n + len + pad > sizeof(e->b))
-		die("call too large");
-	memcpy(e->b + e->n, p, len);
-	memset(e->b + e->n + len, 0, pad);
-	e->n += len + pad;
-}
-
-static void eopaque(struct enc *e, const void *p, size_t len)
-{
-	e32(e, (uint32_t)len);
-	ebytes(e, p, len);
-}
-
-struct dec {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint32_t d32(struct dec *d)
-{
-	uint32_t v;
-
-	if (d->bad || d->end - d->p < 4) {
-		d->bad = true;
-		return 0;
-	}
-	memcpy(&v, d->p, 4);
-	d->p += 4;
-	return ntohl(v);
-}
-
-static uint64_t d64(struct dec *d)
-{
-	uint64_t hi = d32(d);
-
-	return hi << 32 | d32(d);
-}
-
-/* an opaque<>: its bytes in place, NULL if malformed */
-static const uint8_t *dopaque(struct dec *d, uint32_t *len, uint32_t max)
-{
-	uint32_t n = d32(d);
-	size_t padded = ((size_t)n + 3) & ~(size_t)3;
-	const uint8_t *p = d->p;
-
-	if (d->bad || n > max || (size_t)(d->end - d->p) < padded) {
-		d->bad = true;
-		return NULL;
-	}
-	d->p += padded;
-	*len = n;
-	return p;
-}
-
-static void dskip(struct dec *d, size_t n)
-{
-	if (d->bad || (size_t)(d->end - d->p) < n) {
-		d->bad = true;
-		return;
-	}
-	d->p += n;
-}
-
-/* RPC call header + COMPOUND header (minor 2) of @nops ops */
-static void call_begin(struct lt_conn *c, struct enc *e, uint32_t nops)
-{
-	static const char tag[LT_TAG_MAX] = "lt_nfs_torture";
-	char machine[LT_MACHINE_MAX];
-	uint32_t i;
-
-	memset(machine, '-', sizeof(machine));
-	memcpy(machine, "lt_nfs_torture", 14);
-	e->n = 4; /* record mark, filled by call() */
-	e32(e, ++c->xid);
-	e32(e, 0); /* CALL */
-	e32(e, 2);
-	e32(e, 100003);
-	e32(e, 4);
-	e32(e, 1); /* COMPOUND */
-	e32(e, 1); /* AUTH_SYS */
-	e32(e, 4 + 4 + ((c->machlen + 3) & ~3u) + 4 + 4 + 4 + 4 * c->ngids);
-	e32(e, 0); /* stamp */
-	eopaque(e, machine, c->machlen);
-	e32(e, 0); /* uid */
-	e32(e, 0); /* gid */
-	e32(e, c->ngids);
-	for (i = 0; i < c->ngids; i++)
-		e32(e, 0);
-	e32(e, 0); /* verifier AUTH_NONE */
-	e32(e, 0);
-	eopaque(e, tag, c->taglen);
-	e32(e, 2); /* minor version */
-	e32(e, nops);
-}
-
-static void op_sequence(struct lt_conn *c, struct enc *e)
-{
-	e32(e, OP_SEQUENCE);
-	ebytes(e, c->sessionid, 16);
-	e32(e, ++c->seq);
-	e32(e, 0); /* slot */
-	e32(e, 0); /* highest slot */
-	e32(e, 0); /* do not cache */
-}
-
-static void op_putfh(struct lt_conn *c, struct enc *e)
-{
-	e32(e, OP_PUTFH);
-	eopaque(e, c->fh, c->fhlen);
-}
-
-static void recv_all(int fd, uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = recv(fd, p, n, 0);
-
-		if (k <= 0)
-			die("recv from lacunad: %s", k ? strerror(errno) : "connection closed");
-		p += k;
-		n -= (size_t)k;
-	}
-}
-
-static void send_all(int fd, struct iovec *iov, int n)
-{
-	while (n) {
-		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
-		ssize_t k = sendmsg(fd, &m, MSG_NOSIGNAL);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			die("send to lacunad: %s", strerror(errno));
-		}
-		while (n && (size_t)k >= iov->iov_len) {
-			k -= (ssize_t)iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n) {
-			iov->iov_base = (uint8_t *)iov->iov_base + k;
-			iov->iov_len -= (size_t)k;
-		}
-	}
-}
-
-/*
- * Send the call (its encoded part, then @dlen bytes of @data as the end of
- * the last op's opaque, padded), read the reply record into c->rbuf and
- * decode it up to the COMPOUND status and op count; returns the COMPOUND
- * status.
- */
-static uint32_t call_data(struct lt_conn *c, struct enc *e, const uint8_t *data, size_t dlen,
-			  struct dec *d)
-{
-	static const uint8_t zeros[4];
-	size_t pad = (4 - dlen % 4) % 4;
-	uint32_t mark = htonl(0x80000000u | (uint32_t)(e->n - 4 + dlen + pad)), xid, n, st;
-	struct iovec iov[3] = {
-		{ e->b, e->n },
-		{ (void *)data, dlen },
-		{ (void *)zeros, pad },
-	};
-
-	memcpy(e->b, &mark, 4);
-	send_all(c->sock, iov, 3);
-	c->rlen = 0;
-	for (;;) {
-		recv_all(c->sock, (uint8_t *)&mark, 4);
-		mark = ntohl(mark);
-		n = mark & 0x7fffffff;
-		if (c->rlen + n > c->rcap)
-			die("a reply record of more than %zu bytes", c->rcap);
-		recv_all(c->sock, c->rbuf + c->rlen, n);
-		c->rlen += n;
-		if (mark & 0x80000000u)
-			break;
-	}
-	d->p = c->rbuf;
-	d->end = c->rbuf + c->rlen;
-	d->bad = false;
-	xid = d32(d);
-	if (xid != c->xid)
-		die("reply xid %#x to call %#x", xid, c->xid);
-	if (d32(d) != 1 || d32(d) != 0)
-		die("reply %#x is not MSG_ACCEPTED", xid);
-	d32(d);
-	dskip(d, (d32(d) + 3) & ~3u); /* verifier */
-	if (d32(d) != 0)
-		die("reply %#x: accept_stat not SUCCESS", xid);
-	st = d32(d);
-	dskip(d, (d32(d) + 3) & ~3u); /* tag */
-	d32(d);			      /* number of results */
-	if (d->bad)
-		die("reply %#x truncated", xid);
-	return st;
-}
-
-static uint32_t call(struct lt_conn *c, struct enc *e, struct dec *d)
-{
-	return call_data(c, e, NULL, 0, d);
-}
-
-/* the next result must be @op; returns its status */
-static uint32_t res_op(struct dec *d, uint32_t op, const char *name)
-{
-	uint32_t got = d32(d), st = d32(d);
-
-	if (d->bad)
-		die("reply truncated before %s", name);
-	if (got != op)
-		die("result of op %u where %s was expected (status %u)", got, name, st);
-	return st;
-}
-
-static void res_sequence(struct dec *d)
-{
-	uint32_t st = res_op(d, OP_SEQUENCE, "SEQUENCE");
-
-	if (st)
-		die("SEQUENCE failed: status %u", st);
-	dskip(d, 16 + 5 * 4);
-}
-
-/* SEQUENCE and PUTFH results, both must have succeeded */
-static void res_seq_putfh(struct dec *d)
-{
-	uint32_t st;
-
-	res_sequence(d);
-	st = res_op(d, OP_PUTFH, "PUTFH");
-	if (st)
-		die("PUTFH failed: status %u", st);
-}
-
-/* Begin a COMPOUND of SEQUENCE, PUTFH of the file and @op, whose arguments follow */
-static void file_op(struct lt_conn *c, struct enc *e, uint32_t op)
-{
-	call_begin(c, e, 3);
-	op_sequence(c, e);
-	op_putfh(c, e);
-	e32(e, op);
-}
-
-/*
- * Connect, make a session whose requests may be @maxreq bytes, complete
- * the reclaims and look up the file.
- */
-static void nfs_setup(struct lt_conn *c, uint32_t maxreq)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)lt.port) };
-	char owner[64];
-	struct enc e;
-	struct dec d;
-	uint32_t csseq, st, len;
-	const uint8_t *p;
-	const char *n, *s;
-	int one = 1, i;
-
-	if (inet_pton(AF_INET, lt.host, &sa.sin_addr) != 1)
-		die("bad --host %s", lt.host);
-	c->machlen = 14; /* "lt_nfs_torture" */
-	c->sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->sock < 0)
-		die("socket: %s", strerror(errno));
-	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		die("connect to %s:%u: %s", lt.host, lt.port, strerror(errno));
-	setsockopt(c->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-
-	/* EXCHANGE_ID */
-	snprintf(owner, sizeof(owner), "lt_nfs_torture-%d-%u-%" PRIu64, (int)getpid(), c->id,
-		 lt.seed);
-	call_begin(c, &e, 1);
-	e32(&e, OP_EXCHANGE_ID);
-	e64(&e, (uint64_t)time(NULL) << 8 | c->id);
-	eopaque(&e, owner, strlen(owner));
-	e32(&e, 0); /* flags */
-	e32(&e, 0); /* SP4_NONE */
-	e32(&e, 0); /* no implementation id */
-	call(c, &e, &d);
-	st = res_op(&d, OP_EXCHANGE_ID, "EXCHANGE_ID");
-	if (st)
-		die("EXCHANGE_ID failed: status %u", st);
-	c->clientid = d64(&d);
-	csseq = d32(&d);
-
-	/* CREATE_SESSION: one slot, replies up to LT_REPLY_MAX */
-	call_begin(c, &e, 1);
-	e32(&e, OP_CREATE_SESSION);
-	e64(&e, c->clientid);
-	e32(&e, csseq);
-	e32(&e, 0); /* flags */
-	for (i = 0; i < 2; i++) {
-		e32(&e, 0);
-		e32(&e, i ? 4096 : maxreq);
-		e32(&e, i ? 4096 : (uint32_t)LT_REPLY_MAX);
-		e32(&e, i ? 0 : 4096);
-		e32(&e, i ? 2 : 8);
-		e32(&e, 1);
-		e32(&e, 0);
-	}
-	e32(&e, 0x40000000); /* callback program */
-	e32(&e, 1);
-	e32(&e, 0); /* AUTH_NONE */
-	call(c, &e, &d);
-	st = res_op(&d, OP_CREATE_SESSION, "CREATE_SESSION");
-	if (st)
-		die("CREATE_SESSION failed: status %u", st);
-	if ((size_t)(d.end - d.p) < 16)
-		die("CREATE_SESSION reply truncated");
-	memcpy(c->sessionid, d.p, 16);
-	d.p += 16;
-	d32(&d);
-	d32(&d);
-	d32(&d); /* headerpad */
-	c->maxreq = d32(&d);
-	len = d32(&d);
-	if (d.bad || len < LT_COUNT_MAX + 1024)
-		die("CREATE_SESSION granted replies of %u bytes only", len);
-	c->seq = 0;
-
-	/* RECLAIM_COMPLETE */
-	call_begin(c, &e, 2);
-	op_sequence(c, &e);
-	e32(&e, OP_RECLAIM_COMPLETE);
-	e32(&e, 0);
-	call(c, &e, &d);
-	res_sequence(&d);
-	st = res_op(&d, OP_RECLAIM_COMPLETE, "RECLAIM_COMPLETE");
-	if (st && st != NFS4ERR_COMPLETE_ALREADY)
-		die("RECLAIM_COMPLETE failed: status %u", st);
-
-	/* the file handle: PUTROOTFH, LOOKUP each component, GETFH */
-	{
-		unsigned int ncomp = 0;
-
-		for (n = lt.name; *n; n = *s ? s + 1 : s) {
-			s = strchrnul(n, '/');
-			if (s > n)
-				ncomp++;
-		}
-		call_begin(c, &e, 3 + ncomp);
-		op_sequence(c, &e);
-		e32(&e, OP_PUTROOTFH);
-		for (n = lt.name; *n; n = *s ? s + 1 : s) {
-			s = strchrnul(n, '/');
-			if (s > n) {
-				e32(&e, OP_LOOKUP);
-				eopaque(&e, n, (size_t)(s - n));
-			}
-		}
-		e32(&e, OP_GETFH);
-		st = call(c, &e, &d);
-		if (st)
-			die("LOOKUP of %s failed: status %u", lt.name, st);
-		res_sequence(&d);
-		res_op(&d, OP_PUTROOTFH, "PUTROOTFH");
-		while (ncomp--)
-			res_op(&d, OP_LOOKUP, "LOOKUP");
-		res_op(&d, OP_GETFH, "GETFH");
-		p = dopaque(&d, &len, LT_FH_MAX);
-		if (!p)
-			die("GETFH reply malformed");
-		memcpy(c->fh, p, len);
-		c->fhlen = len;
-	}
-}
-
-static void conn_init(struct lt_conn *c, unsigned int id, size_t rcap)
-{
-	c->id = id;
-	c->xid = (uint32_t)(id + 1) << 24;
-	c->rcap = rcap;
-	c->rbuf = malloc(rcap);
-	if (!c->rbuf)
-		die("malloc: %s", strerror(ENOMEM));
-}
-
-static void conn_close(struct lt_conn *c)
-{
-	close(c->sock);
-	free(c->rbuf);
-}
-
-/* The server's maxwrite (GETATTR of the file) */
-static uint64_t nfs_maxwrite(struct lt_conn *c)
-{
-	struct enc e;
-	struct dec d;
-	uint32_t st, nw, len, w0 = 0, i;
-	uint64_t v;
-
-	file_op(c, &e, OP_GETATTR);
-	e32(&e, 1);
-	e32(&e, 1u << FATTR4_MAXWRITE);
-	call(c, &e, &d);
-	res_seq_putfh(&d);
-	st = res_op(&d, OP_GETATTR, "GETATTR");
-	if (st)
-		die("GETATTR(maxwrite) failed: status %u", st);
-	nw = d32(&d);
-	for (i = 0; i < nw && !d.bad; i++) {
-		uint32_t w = d32(&d);
-
-		if (i == 0)
-			w0 = w;
-	}
-	len = d32(&d);
-	v = d64(&d);
-	if (d.bad || !(w0 & 1u << FATTR4_MAXWRITE) || len != 8)
-		die("GETATTR(maxwrite) reply malformed or without maxwrite");
-	return v;
-}
-
-/* OPEN the file for writing (CLAIM_FH, no create, deny none): the open stateid */
-static void nfs_open(struct lt_writer *w)
-{
-	struct lt_conn *c = &w->c;
-	char owner[32];
-	struct enc e;
-	struct dec d;
-	uint32_t st;
-
-	snprintf(owner, sizeof(owner), "lt_nfs_torture-w%u", w->id);
-	file_op(c, &e, OP_OPEN);
-	e32(&e, 0); /* seqid: ignored in 4.1 */
-	e32(&e, OPEN4_SHARE_ACCESS_WRITE);
-	e32(&e, OPEN4_SHARE_DENY_NONE);
-	e64(&e, c->clientid);
-	eopaque(&e, owner, strlen(owner));
-	e32(&e, OPEN4_NOCREATE);
-	e32(&e, CLAIM_FH);
-	call(c, &e, &d);
-	res_seq_putfh(&d);
-	st = res_op(&d, OP_OPEN, "OPEN");
-	if (st)
-		die("OPEN of %s for writing failed: status %u", lt.name, st);
-	if ((size_t)(d.end - d.p) < 16)
-		die("OPEN reply truncated");
-	memcpy(w->open_sid, d.p, 16);
-}
-
-static void nfs_close(struct lt_writer *w)
-{
-	struct lt_conn *c = &w->c;
-	struct enc e;
-	struct dec d;
-	uint32_t st;
-
-	c->taglen = c->ngids = 0;
-	c->machlen = 14;
-	file_op(c, &e, OP_CLOSE);
-	e32(&e, 0);
-	ebytes(&e, w->open_sid, 16);
-	call(c, &e, &d);
-	res_seq_putfh(&d);
-	st = res_op(&d, OP_CLOSE, "CLOSE");
-	if (st)
-		die("CLOSE failed: status %u", st);
-}
-
-static const uint8_t *io_stateid(struct lt_writer *w)
-{
-	static const uint8_t anon[16];
-
-	return w->anon ? anon : w->open_sid;
-}
-
-/* Vary what the next call carries ahead of its ops */
-static void vary_header(struct lt_writer *w)
-{
-	w->c.taglen = (uint32_t)rnd_in(&w->rng, 0, LT_TAG_MAX);
-	w->c.machlen = (uint32_t)rnd_in(&w->rng, 0, LT_MACHINE_MAX);
-	w->c.ngids = (uint32_t)rnd_in(&w->rng, 0, LT_GIDS_MAX);
-}
-
-/* SEQUENCE + PUTFH + WRITE of region r's bytes; the write verifier in @verf */
-/*
- * NFS4ERR_DELAY (the server out of buffers for the moment) changes
- * nothing: the writer asks again within the same call of the history,
- * which then lasts until the answer that is not DELAY.
- */
-static bool delayed(uint32_t st, unsigned int *tries, const char *what)
-{
-	if (st != NFS4ERR_DELAY)
-		return false;
-	if (++*tries > LT_DELAY_TRIES)
-		die("%s: still NFS4ERR_DELAY after %u tries", what, LT_DELAY_TRIES);
-	usleep(1000u << (*tries < 6 ? *tries : 6));
-	return true;
-}
-
-/* SEQUENCE + PUTFH + WRITE of region r's bytes; the write verifier in @verf */
-static void nfs_write(struct lt_writer *w, const struct lt_region *r, const uint8_t *data,
-		      uint32_t stable, uint8_t *verf)
-{
-	struct lt_conn *c = &w->c;
-	uint32_t st, count, committed, at;
-	unsigned int tries = 0;
-	struct enc e;
-	struct dec d;
-
-	do {
-		file_op(c, &e, OP_WRITE);
-		ebytes(&e, io_stateid(w), 16);
-		e64(&e, r->start);
-		e32(&e, stable);
-		e32(&e, (uint32_t)r->len);
-		if (e.n - 4 + r->len + 3 > c->maxreq)
-			die("a WRITE of %" PRIu64
-			    " bytes does not fit the session's requests of %u",
-			    r->len, c->maxreq);
-		/* where the data sits in the record (op_lock held) */
-		at = (uint32_t)(e.n - 4);
-		if (at < lt.data_off_min)
-			lt.data_off_min = at;
-		if (at > lt.data_off_max)
-			lt.data_off_max = at;
-		call_data(c, &e, data, r->len, &d);
-		res_seq_putfh(&d);
-		st = res_op(&d, OP_WRITE, "WRITE");
-	} while (delayed(st, &tries, "WRITE"));
-	if (st)
-		die("WRITE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len, st);
-	count = d32(&d);
-	committed = d32(&d);
-	if (d.bad || (size_t)(d.end - d.p) < 8)
-		die("WRITE reply truncated");
-	memcpy(verf, d.p, 8);
-	if (count != r->len)
-		die("WRITE of %" PRIu64 " bytes wrote %u", r->len, count);
-	if (committed < stable)
-		die("WRITE asked stable %u, got %u", stable, committed);
-}
-
-static void nfs_commit(struct lt_writer *w, const struct lt_region *r, const uint8_t *verf)
-{
-	struct lt_conn *c = &w->c;
-	struct enc e;
-	struct dec d;
-	uint32_t st;
-
-	vary_header(w);
-	file_op(c, &e, OP_COMMIT);
-	e64(&e, r->start);
-	e32(&e, (uint32_t)r->len);
-	call(c, &e, &d);
-	res_seq_putfh(&d);
-	st = res_op(&d, OP_COMMIT, "COMMIT");
-	if (st)
-		die("COMMIT failed: status %u", st);
-	if ((size_t)(d.end - d.p) < 8)
-		die("COMMIT reply truncated");
-	if (memcmp(d.p, verf, 8))
-		die("COMMIT's write verifier differs from the WRITE's (a server restart?)");
-}
-
-static void nfs_deallocate(struct lt_writer *w, const struct lt_region *r)
-{
-	struct lt_conn *c = &w->c;
-	unsigned int tries = 0;
-	struct enc e;
-	struct dec d;
-	uint32_t st;
-
-	do {
-		file_op(c, &e, OP_DEALLOCATE);
-		ebytes(&e, io_stateid(w), 16);
-		e64(&e, r->start);
-		e64(&e, r->len);
-		call(c, &e, &d);
-		res_seq_putfh(&d);
-		st = res_op(&d, OP_DEALLOCATE, "DEALLOCATE");
-	} while (delayed(st, &tries, "DEALLOCATE"));
-	if (st)
-		die("DEALLOCATE of [%" PRIu64 ", +%" PRIu64 ") failed: status %u", r->start, r->len,
-		    st);
-}
-
-/* SEQUENCE + PUTFH + READ_PLUS(anonymous stateid, off, count), decoded into rd */
-static void read_plus(struct lt_reader *rd)
-{
-	struct lt_conn *c = &rd->c;
-	struct enc e;
-	struct dec d;
-	uint32_t n, i, len = 0;
-	static const uint8_t anon[16];
-
-	file_op(c, &e, OP_READ_PLUS);
-	ebytes(&e, anon, 16);
-	e64(&e, rd->off);
-	e32(&e, (uint32_t)rd->count);
-	call(c, &e, &d);
-	res_seq_putfh(&d);
-	rd->nsegs = 0;
-	rd->status = res_op(&d, OP_READ_PLUS, "READ_PLUS");
-	if (rd->status)
-		return;
-	rd->eof = d32(&d) != 0;
-	n = d32(&d);
-	if (d.bad || n > LT_SEGS_MAX)
-		die("READ_PLUS reply malformed (%u segments)", n);
-	for (i = 0; i < n; i++) {
-		struct lt_seg *g = &rd->segs[i];
-
-		g->kind = d32(&d);
-		g->off = d64(&d);
-		if (g->kind == CONTENT_DATA) {
-			g->data = dopaque(&d, &len, LT_REPLY_MAX);
-			g->len = len;
-		} else {
-			g->data = NULL;
-			g->len = d64(&d);
-		}
-		if (d.bad)
-			die("READ_PLUS reply truncated in segment %u of %u", i, n);
-	}
-	rd->nsegs = n;
-}
-
-/* ---------------------------------------------------------------- history and writers */
-
-static void hist_add(struct lt_region *r, uint32_t seq, uint32_t gen, uint64_t keep,
-		     uint32_t bufoff)
-{
-	if (r->n == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 16;
-		r->h = xrealloc(r->h, r->cap * sizeof(*r->h));
-	}
-	r->h[r->n++] = (struct lt_hent){ seq, gen, gen ? keep : 0, gen ? bufoff : LT_WHOLE, 0 };
-}
-
-static void size_add(uint32_t seq, uint64_t size)
-{
-	if (lt.nsz == lt.capsz) {
-		lt.capsz = lt.capsz ? 2 * lt.capsz : 64;
-		lt.sz = xrealloc(lt.sz, lt.capsz * sizeof(*lt.sz));
-	}
-	lt.sz[lt.nsz++] = (struct lt_sent){ seq, size };
-	lt.cur_size = size;
-}
-
-/* The sizes a write of region r passes through (its pieces may land in any order) */
-static void size_add_write(uint32_t seq, const struct lt_region *r, uint32_t bufoff)
-{
-	uint64_t pos = 0, o = bufoff, n;
-
-	if (in_pieces(r->len, bufoff))
-		for (; pos < r->len; pos += n, o = (o + n) % LT_PAGE) {
-			n = piece_len(r->len - pos, o);
-			if (r->start + pos + n > lt.cur_size)
-				size_add(seq, r->start + pos + n);
-		}
-	else if (r->start + r->len > lt.cur_size)
-		size_add(seq, r->start + r->len);
-}
-
-/*
- * One change of the file as one call, numbered and logged: through the
- * mount, or over the writer's NFS session. A write's data is @buf, taken
- * from byte @bufoff of a page.
- */
-static void do_op(struct lt_writer *w, enum lt_op op, unsigned int ri, uint64_t cut,
-		  const uint8_t *buf, uint32_t bufoff, uint32_t gen)
-{
-	struct lt_region *r = &lt.rg[ri];
-	const char *what = NULL;
-	uint8_t verf[8];
-	unsigned int i;
-	uint32_t seq;
-	ssize_t n;
-	bool nfs = op >= LT_OP_NFS_SYNC;
-
-	if (nfs) {
-		w->anon = rnd_in(&w->rng, 0, 1);
-		vary_header(w);
-	}
-	pthread_mutex_lock(&lt.op_lock);
-	seq = lt.started + 1;
-	pthread_rwlock_wrlock(&lt.hist_lock);
-	switch (op) {
-	case LT_OP_TRUNC:
-		for (i = 0; i < lt.nrg; i++) {
-			struct lt_region *q = &lt.rg[i];
-			const struct lt_hent *h = &q->h[q->n - 1];
-			uint64_t keep;
-
-			if (q->start + q->len <= cut)
-				continue;
-			keep = q->start >= cut ? 0 : cut - q->start;
-			hist_add(q, seq, keep ? h->gen : 0, keep < h->keep ? keep : h->keep,
-				 LT_WHOLE);
-		}
-		size_add(seq, cut);
-		break;
-	case LT_OP_WRITE:
-		hist_add(r, seq, gen, r->len, bufoff);
-		size_add_write(seq, r, bufoff);
-		break;
-	case LT_OP_NFS_SYNC:
-	case LT_OP_NFS_UNSTABLE:
-		hist_add(r, seq, gen, r->len, LT_WHOLE);
-		size_add_write(seq, r, LT_WHOLE);
-		break;
-	default:
-		hist_add(r, seq, 0, r->len, LT_WHOLE);
-	}
-	pthread_rwlock_unlock(&lt.hist_lock);
-	LT_STORE(lt.started, seq);
-
-	switch (op) {
-	case LT_OP_WRITE:
-		n = pwrite(lt.wfd, buf, r->len, (off_t)r->start);
-		if (n != (ssize_t)r->len)
-			what = n < 0 ? "pwrite" : "pwrite (short)";
-		break;
-	case LT_OP_PUNCH:
-		if (fallocate(lt.wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)r->start,
-			      (off_t)r->len) < 0)
-			what = "fallocate(PUNCH_HOLE)";
-		break;
-	case LT_OP_ZERO:
-		if (fallocate(lt.wfd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)r->start,
-			      (off_t)r->len) < 0)
-			what = "fallocate(ZERO_RANGE)";
-		break;
-	case LT_OP_TRUNC:
-		if (ftruncate(lt.wfd, (off_t)cut) < 0)
-			what = "ftruncate";
-		break;
-	case LT_OP_NFS_SYNC:
-	case LT_OP_NFS_UNSTABLE:
-		nfs_write(w, r, buf, op == LT_OP_NFS_SYNC ? FILE_SYNC4 : UNSTABLE4, verf);
-		break;
-	case LT_OP_NFS_DEALLOC:
-		nfs_deallocate(w, r);
-		break;
-	case LT_OP_NR:
-		break;
-	}
-	if (what)
-		die("%s of %s: %s", what, lt.path, strerror(errno));
-	LT_STORE(lt.done, seq);
-	pthread_mutex_unlock(&lt.op_lock);
-	LT_ADD(lt.ops[op], 1);
-	if (nfs)
-		LT_ADD(*(w->anon ? &lt.anon_calls : &lt.open_calls), 1);
-	if (op == LT_OP_NFS_UNSTABLE && rnd_in(&w->rng, 0, 1)) {
-		nfs_commit(w, r, verf);
-		LT_ADD(lt.commits, 1);
-	}
-}
-
-static uint8_t *alloc_aligned(size_t len)
-{
-	void *p;
-
-	if (posix_memalign(&p, LT_PAGE, len ? len : 1))
-		die("posix_memalign: %s", strerror(ENOMEM));
-	return p;
-}
-
-/* A new pattern over region ri, through the mount from a buffer at a random page offset */
-static void write_region(struct lt_writer *w, unsigned int ri)
-{
-	const struct lt_region *r = &lt.rg[ri];
-	uint32_t gen = LT_ADD(lt.next_gen, 1);
-	unsigned int k = (unsigned int)rnd_in(&w->rng, 0, LT_NBUFOFFS - 1);
-	uint8_t *p = w->buf + lt_bufoffs[k];
-
-	pat_fill(gen, r->start, p, r->len);
-	do_op(w, LT_OP_WRITE, ri, 0, p, lt_bufoffs[k], gen);
-	LT_ADD(lt.by_bufoff[k], 1);
-	if (r->len > lt.unit)
-		LT_ADD(lt.over_unit, 1);
-	if (in_pieces(r->len, lt_bufoffs[k]))
-		LT_ADD(lt.in_pieces, 1);
-}
-
-/* A new pattern over region ri in one NFS WRITE */
-static void nfs_write_region(struct lt_writer *w, unsigned int ri, enum lt_op op)
-{
-	const struct lt_region *r = &lt.rg[ri];
-	uint32_t gen = LT_ADD(lt.next_gen, 1);
-
-	pat_fill(gen, r->start, w->buf, r->len);
-	do_op(w, op, ri, 0, w->buf, LT_WHOLE, gen);
-	if (r->len > lt.unit)
-		LT_ADD(lt.nfs_over_unit, 1);
-}
-
-/* a region to change: a probe one time in two */
-static unsigned int pick_region(uint64_t *s)
-{
-	if (lt.nprobes && rnd_in(s, 0, 1) == 0)
-		return lt.probes[rnd_in(s, 0, lt.nprobes - 1)];
-	return lt.writable[rnd_in(s, 0, lt.nwritable - 1)];
-}
-
-/* Cut the file into its last regions, then restore its size: at once or by rewriting. */
-static void truncate_cycle(struct lt_writer *w)
-{
-	uint64_t cut = rnd_in(&w->rng, lt.cut_from, lt.fsize - 1);
-	unsigned int ri;
-
-	do_op(w, LT_OP_TRUNC, 0, cut, NULL, LT_WHOLE, 0);
-	if (rnd_in(&w->rng, 0, 1)) {
-		for (ri = lt.nrg >= 3 ? lt.nrg - 3 : 0; ri < lt.nrg; ri++)
-			if (!lt.rg[ri].gap && lt.rg[ri].start + lt.rg[ri].len > cut)
-				write_region(w, ri);
-	} else {
-		usleep((useconds_t)rnd_in(&w->rng, 0, 1000));
-	}
-	do_op(w, LT_OP_TRUNC, 0, lt.fsize, NULL, LT_WHOLE, 0);
-}
-
-static void *writer(void *arg)
-{
-	struct lt_writer *w = arg;
-
-	while (!LT_LOAD(lt.stop)) {
-		unsigned int c = (unsigned int)rnd_in(&w->rng, 0, 9);
-
-		if (lt.nfs_writes) {
-			unsigned int ri = pick_region(&w->rng);
-
-			if (c < 3)
-				nfs_write_region(w, ri, LT_OP_NFS_SYNC);
-			else if (c < 7)
-				nfs_write_region(w, ri, LT_OP_NFS_UNSTABLE);
-			else
-				do_op(w, LT_OP_NFS_DEALLOC, ri, 0, NULL, LT_WHOLE, 0);
-		} else if (w->id == 0 && c == 0) {
-			truncate_cycle(w);
-		} else if (c < 6) {
-			write_region(w, pick_region(&w->rng));
-		} else {
-			do_op(w, c < 8 ? LT_OP_PUNCH : LT_OP_ZERO, pick_region(&w->rng), 0, NULL,
-			      LT_WHOLE, 0);
-		}
-	}
-	return NULL;
-}
-
-/* ---------------------------------------------------------------- checking */
+/* ---------------------------------------------------------------- readers */
 
 static bool lt_is_race(int v)
 {
 	return v != LT_V_ERROR;
 }
 
-static void print_reply(struct lt_reader *rd)
-{
-	unsigned int i;
-
-	printf("#   READ_PLUS(%" PRIu64 ", %" PRIu64 ") status %u eof %d, %u segments; calls done "
-	       "before %u, begun after %u\n",
-	       rd->off, rd->count, rd->status, rd->eof, rd->nsegs, rd->s0, rd->s1);
-	for (i = 0; i < rd->nsegs && i < 24; i++)
-		printf("#     %s %" PRIu64 "+%" PRIu64 "\n",
-		       rd->segs[i].kind == CONTENT_DATA	  ? "data"
-		       : rd->segs[i].kind == CONTENT_HOLE ? "hole"
-							  : "kind?",
-		       rd->segs[i].off, rd->segs[i].len);
-	if (rd->nsegs > 24)
-		printf("#     ... %u more\n", rd->nsegs - 24);
-}
-
-static bool violation(struct lt_reader *rd, enum lt_viol v, const char *fmt, ...)
-{
-	va_list ap;
-
-	LT_ADD(lt.viol[v], 1);
-	if (LT_ADD(lt.reported, 1) > LT_REPORT_MAX)
-		return false;
-	pthread_mutex_lock(&lt.out_lock);
-	printf("# VIOLATION (%s), reader %u: ", lt_viol_names[v], rd->c.id);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	print_reply(rd);
-	fflush(stdout);
-	pthread_mutex_unlock(&lt.out_lock);
-	return false;
-}
-
-/* RFC 7862 15.10: the shape of the reply; sets *end to where the segments end */
-static bool check_struct(struct lt_reader *rd, uint64_t *end)
-{
-	uint64_t pos = 0, data = 0, rend = rd->off + rd->count;
-	unsigned int i;
-
-	if (!rd->nsegs) {
-		if (!rd->eof)
-			return violation(rd, LT_V_STRUCT, "no segment and no eof (no progress)");
-		*end = rd->off;
-		return true;
-	}
-	for (i = 0; i < rd->nsegs; i++) {
-		const struct lt_seg *g = &rd->segs[i];
-
-		if (g->kind != CONTENT_DATA && g->kind != CONTENT_HOLE)
-			return violation(rd, LT_V_STRUCT, "segment %u of kind %u", i, g->kind);
-		if (!g->len)
-			return violation(rd, LT_V_STRUCT, "segment %u is empty", i);
-		if (g->off > lt.fsize || g->len > lt.fsize - g->off)
-			return violation(rd, LT_V_STRUCT, "segment %u past the largest size", i);
-		if (i == 0 && (g->off > rd->off || g->off + g->len <= rd->off ||
-			       (g->kind == CONTENT_DATA && g->off != rd->off)))
-			return violation(rd, LT_V_STRUCT,
-					 "the first segment does not hold the offset");
-		if (i && g->off != pos)
-			return violation(rd, LT_V_STRUCT, "segment %u not contiguous", i);
-		if (g->kind == CONTENT_DATA) {
-			if (g->off + g->len > rend)
-				return violation(rd, LT_V_STRUCT, "data segment %u past the range",
-						 i);
-			data += g->len;
-		}
-		pos = g->off + g->len;
-	}
-	if (data > rd->count)
-		return violation(rd, LT_V_STRUCT, "%" PRIu64 " data bytes for a count of %" PRIu64,
-				 data, rd->count);
-	*end = pos;
-	return true;
-}
-
-/*
- * u = the times in [lo, hi] at which region r showed bytes p of [a, b):
- * a state it had, or during a write in pieces (T = 2 * its seq alone)
- * each piece before or after it.
- */
-static void region_times(struct lt_reader *rd, const struct lt_region *r, uint64_t a, uint64_t b,
-			 const uint8_t *p, uint64_t lo, uint64_t hi)
-{
-	size_t i, x = 0, y = r->n;
-
-	/* the last entry logged at or before lo / 2 */
-	while (y - x > 1) {
-		size_t m = (x + y) / 2;
-
-		if (2ULL * r->h[m].seq <= lo)
-			x = m;
-		else
-			y = m;
-	}
-	rd->nu = 0;
-	for (i = x; i < r->n && 2ULL * r->h[i].seq <= hi; i++) {
-		uint64_t l = 2ULL * r->h[i].seq,
-			 h = i + 1 < r->n ? 2ULL * r->h[i + 1].seq : UINT64_MAX;
-
-		if (!shows(r, &r->h[i], a, b, p)) {
-			if (l < lo || !shows_pieces(r, i, a, b, p))
-				continue;
-			h = l;
-			LT_ADD(lt.split_views, 1);
-		}
-		l = l < lo ? lo : l;
-		h = h > hi ? hi : h;
-		if (l > h)
-			continue;
-		if (rd->nu && rd->u[rd->nu - 1].hi >= l)
-			rd->u[rd->nu - 1].hi = h > rd->u[rd->nu - 1].hi ? h : rd->u[rd->nu - 1].hi;
-		else if (rd->nu < LT_TSET_MAX)
-			rd->u[rd->nu++] = (struct lt_ivl){ l, h };
-		else
-			rd->u[rd->nu - 1].hi = h; /* keep a superset */
-	}
-}
-
-/* u = the times in [lo, hi] at which the size was in [smin, smax] */
-static void size_times(struct lt_reader *rd, uint64_t smin, uint64_t smax, uint64_t lo, uint64_t hi)
-{
-	size_t i, x = 0, y = lt.nsz;
-
-	while (y - x > 1) {
-		size_t m = (x + y) / 2;
-
-		if (2ULL * lt.sz[m].seq <= lo)
-			x = m;
-		else
-			y = m;
-	}
-	rd->nu = 0;
-	for (i = x; i < lt.nsz && 2ULL * lt.sz[i].seq <= hi; i++) {
-		uint64_t l = 2ULL * lt.sz[i].seq,
-			 h = i + 1 < lt.nsz ? 2ULL * lt.sz[i + 1].seq : UINT64_MAX;
-
-		if (lt.sz[i].size < smin || lt.sz[i].size > smax)
-			continue;
-		l = l < lo ? lo : l;
-		h = h > hi ? hi : h;
-		if (l > h)
-			continue;
-		if (rd->nu && rd->u[rd->nu - 1].hi >= l)
-			rd->u[rd->nu - 1].hi = h > rd->u[rd->nu - 1].hi ? h : rd->u[rd->nu - 1].hi;
-		else if (rd->nu < LT_TSET_MAX)
-			rd->u[rd->nu++] = (struct lt_ivl){ l, h };
-		else
-			rd->u[rd->nu - 1].hi = h;
-	}
-}
-
-/*
- * t = t and u. The intersection of two sets of disjoint intervals can
- * have nearly as many intervals as both together (nt + nu - 1): past
- * LT_TSET_MAX the last one is stretched, which keeps a superset as the
- * sets' builders do (a check can then only miss a violation, never
- * invent one).
- */
-static void intersect(struct lt_reader *rd)
-{
-	unsigned int i = 0, j = 0, n = 0;
-
-	while (i < rd->nt && j < rd->nu) {
-		uint64_t l = rd->t[i].lo > rd->u[j].lo ? rd->t[i].lo : rd->u[j].lo;
-		uint64_t h = rd->t[i].hi < rd->u[j].hi ? rd->t[i].hi : rd->u[j].hi;
-
-		if (l <= h) {
-			if (n < LT_TSET_MAX)
-				rd->tmp[n++] = (struct lt_ivl){ l, h };
-			else
-				rd->tmp[n - 1].hi = h;
-		}
-		if (rd->t[i].hi < rd->u[j].hi)
-			i++;
-		else
-			j++;
-	}
-	memcpy(rd->t, rd->tmp, n * sizeof(*rd->t));
-	rd->nt = n;
-}
-
-static void print_history(const struct lt_region *r, uint32_t s0, uint32_t s1)
-{
-	size_t i;
-
-	if (LT_LOAD(lt.reported) > LT_REPORT_MAX)
-		return;
-	pthread_mutex_lock(&lt.out_lock);
-	for (i = 0; i < r->n; i++) {
-		const struct lt_hent *h = &r->h[i];
-
-		if (i + 3 < r->n && r->h[i + 3].seq <= s0)
-			continue;
-		if (h->seq > s1)
-			break;
-		printf("#     region history: call %u -> %s%u keep %" PRIu64, h->seq,
-		       h->gen ? "write " : "zeros ", h->gen, h->keep);
-		if (h->gen && h->bufoff != LT_WHOLE)
-			printf(" (through the mount from page offset %u%s)", h->bufoff,
-			       in_pieces(r->len, h->bufoff) ? ", in pieces" : "");
-		printf("\n");
-	}
-	pthread_mutex_unlock(&lt.out_lock);
-}
-
-/*
- * A torn view of region r, told as the longest run from its start that
- * one state of the window shows, and the state that shows the rest.
- */
-static void print_tear(const struct lt_region *r, uint64_t a, uint64_t b, const uint8_t *p,
-		       uint32_t s0, uint32_t s1)
-{
-	size_t i, k1 = SIZE_MAX, k2 = SIZE_MAX;
-	uint64_t m = a, e;
-
-	if (LT_LOAD(lt.reported) > LT_REPORT_MAX)
-		return;
-	for (i = 0; i < r->n && r->h[i].seq <= s1; i++) {
-		if (i + 3 < r->n && r->h[i + 3].seq <= s0)
-			continue;
-		e = match_end(r, &r->h[i], a, b, p);
-		if (e > m) {
-			m = e;
-			k1 = i;
-		}
-	}
-	for (i = 0; k1 != SIZE_MAX && i < r->n && r->h[i].seq <= s1; i++) {
-		if (i + 3 < r->n && r->h[i + 3].seq <= s0)
-			continue;
-		if (shows(r, &r->h[i], m, b, p + (m - a))) {
-			k2 = i;
-			break;
-		}
-	}
-	pthread_mutex_lock(&lt.out_lock);
-	if (k1 == SIZE_MAX)
-		printf("#     its first byte is in no state of the window\n");
-	else
-		printf("#     [%" PRIu64 ", %" PRIu64 ") as after call %u, then (%" PRIu64
-		       " bytes into the region) [%" PRIu64 ", %" PRIu64 ") %s%u\n",
-		       a, m, r->h[k1].seq, m - r->start, m, b,
-		       k2 == SIZE_MAX ? "in no state of the window, from call " : "as after call ",
-		       k2 == SIZE_MAX ? r->h[k1].seq : r->h[k2].seq);
-	pthread_mutex_unlock(&lt.out_lock);
-}
-
-static void check_reply(struct lt_reader *rd)
-{
-	uint64_t lo = 2ULL * rd->s0 + 1, hi = 2ULL * rd->s1 + 1, end = 0, v0, smin, smax, x;
-	unsigned int i, ri;
-
-	if (rd->status) {
-		violation(rd, LT_V_ERROR, "READ_PLUS failed with status %u", rd->status);
-		return;
-	}
-	LT_ADD(lt.replies, 1);
-	if (rd->eof)
-		LT_ADD(lt.eofs, 1);
-	if (!check_struct(rd, &end))
-		return;
-	/* the size: with eof where the segments end (at most the offset without any) */
-	if (!rd->nsegs) {
-		LT_ADD(lt.past_eof, 1);
-		smin = 0;
-		smax = rd->off;
-	} else if (rd->eof) {
-		smin = smax = end;
-	} else {
-		smin = end;
-		smax = UINT64_MAX;
-	}
-	/* the reply's bytes, holes as zeros */
-	v0 = rd->nsegs ? rd->segs[0].off : rd->off;
-	for (i = 0; i < rd->nsegs; i++) {
-		const struct lt_seg *g = &rd->segs[i];
-
-		if (g->kind == CONTENT_DATA) {
-			memcpy(rd->view + (g->off - v0), g->data, g->len);
-			LT_ADD(lt.data_bytes, g->len);
-		} else {
-			memset(rd->view + (g->off - v0), 0, g->len);
-			LT_ADD(lt.holes, 1);
-		}
-	}
-
-	pthread_rwlock_rdlock(&lt.hist_lock);
-	rd->nt = 1;
-	rd->t[0] = (struct lt_ivl){ lo, hi };
-	size_times(rd, smin, smax, lo, hi);
-	if (!rd->nu) {
-		violation(rd, LT_V_SIZE,
-			  "a size in [%" PRIu64 ", %" PRIu64 "] never held while the request ran",
-			  smin, smax);
-		goto out;
-	}
-	intersect(rd);
-	for (x = v0; x < end; x = lt.rg[ri].start + lt.rg[ri].len) {
-		const struct lt_region *r;
-		uint64_t a, b;
-
-		ri = region_at(x);
-		r = &lt.rg[ri];
-		a = x;
-		b = r->start + r->len < end ? r->start + r->len : end;
-		region_times(rd, r, a, b, rd->view + (a - v0), lo, hi);
-		if (!rd->nu) {
-			bool ever = false;
-			size_t k;
-
-			for (k = 0; k < r->n && r->h[k].seq <= rd->s1 && !ever; k++)
-				ever = shows(r, &r->h[k], a, b, rd->view + (a - v0)) ||
-				       shows_pieces(r, k, a, b, rd->view + (a - v0));
-			violation(rd, ever ? LT_V_STALE : LT_V_TORN,
-				  "region %u [%" PRIu64 ", +%" PRIu64 ")%s shows [%" PRIu64
-				  ", %" PRIu64 ") in %s",
-				  ri, r->start, r->len, r->gap ? " (gap)" : "", a, b,
-				  ever ? "a state not current while the request ran"
-				       : "a state it never had");
-			if (!ever)
-				print_tear(r, a, b, rd->view + (a - v0), rd->s0, rd->s1);
-			print_history(r, rd->s0, rd->s1);
-			goto out;
-		}
-		intersect(rd);
-		if (!rd->nt) {
-			violation(rd, LT_V_SNAPSHOT,
-				  "region %u [%" PRIu64 ", +%" PRIu64 ") shows [%" PRIu64
-				  ", %" PRIu64
-				  "): no moment agrees with it, the regions before it and the size",
-				  ri, r->start, r->len, a, b);
-			print_history(r, rd->s0, rd->s1);
-			goto out;
-		}
-	}
-out:
-	pthread_rwlock_unlock(&lt.hist_lock);
-}
-
 /* a point of the probes, all of their bytes alike: mostly in the long ones */
 static const struct lt_region *probe_point(uint64_t *s, uint64_t *at)
 {
-	uint64_t k = rnd_in(s, 0, lt.probe_bytes - 1);
+	uint64_t k = lt_rnd_in(s, 0, lt.probe_bytes - 1);
 	unsigned int i;
 
 	for (i = 0; k >= lt.rg[lt.probes[i]].len; i++)
@@ -1904,7 +341,7 @@ static const struct lt_region *probe_point(uint64_t *s, uint64_t *at)
 static void pick_range(struct lt_reader *rd)
 {
 	uint64_t *s = &rd->rng, at, back;
-	unsigned int c = (unsigned int)rnd_in(s, 0, 31);
+	unsigned int c = (unsigned int)lt_rnd_in(s, 0, 31);
 	const struct lt_region *r;
 
 	if (c < 2) {
@@ -1912,14 +349,14 @@ static void pick_range(struct lt_reader *rd)
 		rd->count = LT_COUNT_MAX;
 	} else if (c < 7) {
 		/* around the end of the file, often past it while it is cut */
-		rd->off = rnd_in(s, lt.cut_from, lt.fsize + LT_PAGE);
-		rd->count = rnd_in(s, 1, LT_COUNT_MAX);
+		rd->off = lt_rnd_in(s, lt.cut_from, lt.fsize + LT_PAGE);
+		rd->count = lt_rnd_in(s, 1, LT_COUNT_MAX);
 	} else if (c < 22 || !lt.nprobes) {
-		rd->off = rnd_in(s, 0, lt.fsize - 1);
+		rd->off = lt_rnd_in(s, 0, lt.fsize - 1);
 		if (c < 11)
-			rd->off = lt.rg[rnd_in(s, 0, lt.nrg - 1)].start;
-		rd->count = UINT64_C(1) << rnd_in(s, 0, 19);
-		rd->count += rnd_in(s, 0, rd->count);
+			rd->off = lt.rg[lt_rnd_in(s, 0, lt.nrg - 1)].start;
+		rd->count = UINT64_C(1) << lt_rnd_in(s, 0, 19);
+		rd->count += lt_rnd_in(s, 0, rd->count);
 	} else {
 		/*
 		 * 1 MiB over a point of a probe: anywhere in it, or in its
@@ -1928,8 +365,8 @@ static void pick_range(struct lt_reader *rd)
 		 */
 		r = probe_point(s, &at);
 		if (c >= 27)
-			at = r->start + r->len - rnd_in(s, 1, r->len < 8192 ? r->len : 8192);
-		back = rnd_in(s, 0, LT_COUNT_MAX - 1);
+			at = r->start + r->len - lt_rnd_in(s, 1, r->len < 8192 ? r->len : 8192);
+		back = lt_rnd_in(s, 0, LT_COUNT_MAX - 1);
 		rd->off = at > back ? at - back : 0;
 		rd->count = LT_COUNT_MAX;
 	}
@@ -1955,9 +392,9 @@ static void *reader(void *arg)
 	while (!LT_LOAD(lt.stop)) {
 		pick_range(rd);
 		rd->s0 = LT_LOAD(lt.done);
-		read_plus(rd);
+		lt_read_plus(rd);
 		rd->s1 = LT_LOAD(lt.started);
-		check_reply(rd);
+		lt_check_reply(rd);
 		if (lt.stop_after && races_found() >= lt.stop_after)
 			LT_STORE(lt.stop, true);
 	}
@@ -2077,45 +514,23 @@ static void parse(int argc, char **argv)
 	lt.path = argv[optind];
 }
 
-/* The mount's write units (LACUNA_IOC_INFO), checked against the model of piece_len() */
+/* The mount's write units (LACUNA_IOC_INFO), checked against the model of lt_piece_len() */
 static void mount_units(void)
 {
 	struct lacuna_info info = { .size = sizeof(info) };
 
 	if (sysconf(_SC_PAGESIZE) != (long)LT_PAGE)
-		die("the page size is %ld, not %" PRIu64, sysconf(_SC_PAGESIZE), LT_PAGE);
+		lt_die("the page size is %ld, not %" PRIu64, sysconf(_SC_PAGESIZE), LT_PAGE);
 	if (ioctl(lt.wfd, LACUNA_IOC_INFO, &info) < 0)
-		die("ioctl(LACUNA_IOC_INFO) on %s: %s (not on lacunafs?)", lt.path,
-		    strerror(errno));
+		lt_die("ioctl(LACUNA_IOC_INFO) on %s: %s (not on lacunafs?)", lt.path,
+		       strerror(errno));
 	lt.unit = info.write_unit;
 	lt.unit_al = info.write_unit_aligned;
 	if (!lt.unit || lt.unit > lt.unit_al || lt.unit_al > lt.unit + LT_PAGE - 1 ||
 	    lt.unit_al % LT_PAGE || lt.unit < LT_PAGE)
-		die("LACUNA_IOC_INFO: write_unit %" PRIu64 ", write_unit_aligned %" PRIu64
-		    ": not the kernel's pieces of pages this tool models",
-		    lt.unit, lt.unit_al);
-}
-
-/* Fresh file of full size, then a first state for some regions. */
-static void setup_file(void)
-{
-	uint64_t s = lt.seed * 31 + 7;
-	struct lt_writer w = { .rng = lt.seed * 37 + 11 };
-	unsigned int i;
-
-	w.buf = alloc_aligned(lt.maxlen + LT_PAGE);
-	if (ftruncate(lt.wfd, (off_t)lt.fsize) < 0)
-		die("ftruncate %s: %s", lt.path, strerror(errno));
-	for (i = 0; i < lt.nrg; i++)
-		hist_add(&lt.rg[i], 0, 0, 0, LT_WHOLE);
-	size_add(0, lt.fsize);
-	for (i = 0; i < lt.nrg; i++)
-		if (!lt.rg[i].gap && rnd_in(&s, 0, 2))
-			write_region(&w, i);
-	memset(lt.by_bufoff, 0, sizeof(lt.by_bufoff));
-	memset(lt.ops, 0, sizeof(lt.ops));
-	lt.in_pieces = lt.over_unit = 0;
-	free(w.buf);
+		lt_die("LACUNA_IOC_INFO: write_unit %" PRIu64 ", write_unit_aligned %" PRIu64
+		       ": not the kernel's pieces of pages this tool models",
+		       lt.unit, lt.unit_al);
 }
 
 static double elapsed(const struct timespec *t0)
@@ -2182,46 +597,46 @@ int main(int argc, char **argv)
 	pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	rc = pthread_rwlock_init(&lt.hist_lock, &rwa);
 	if (rc)
-		die("pthread_rwlock_init: %s", strerror(rc));
+		lt_die("pthread_rwlock_init: %s", strerror(rc));
 	pthread_rwlockattr_destroy(&rwa);
 	lt.wfd = open(lt.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (lt.wfd < 0)
-		die("open %s: %s", lt.path, strerror(errno));
+		lt_die("open %s: %s", lt.path, strerror(errno));
 	mount_units();
 
 	rds = calloc(lt.nreaders, sizeof(*rds));
 	wrs = calloc(lt.nwriters, sizeof(*wrs));
 	if (!rds || !wrs)
-		die("calloc: %s", strerror(ENOMEM));
+		lt_die("calloc: %s", strerror(ENOMEM));
 	for (i = 0; i < lt.nreaders; i++) {
 		rds[i].rng = (lt.seed + 2000 + i) * 0x9E3779B97F4A7C15ULL | 1;
-		conn_init(&rds[i].c, i, LT_REPLY_MAX + 4096);
-		nfs_setup(&rds[i].c, 65536);
+		lt_conn_init(&rds[i].c, i, LT_REPLY_MAX + 4096);
+		lt_nfs_setup(&rds[i].c, 65536);
 	}
-	lt.maxwrite = nfs_maxwrite(&rds[0].c);
+	lt.maxwrite = lt_nfs_maxwrite(&rds[0].c);
 	if (lt.nfs_writes && (lt.maxwrite < LT_PAGE || lt.maxwrite > LT_REGION_MAX))
-		die("maxwrite %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", lt.maxwrite, LT_PAGE,
-		    LT_REGION_MAX);
+		lt_die("maxwrite %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", lt.maxwrite,
+		       LT_PAGE, LT_REGION_MAX);
 	make_layout();
-	setup_file();
+	lt_setup_file();
 	for (i = 0; i < lt.nreaders; i++) {
 		rds[i].view = malloc(lt.fsize + LT_PAGE);
 		if (!rds[i].view)
-			die("malloc: %s", strerror(ENOMEM));
+			lt_die("malloc: %s", strerror(ENOMEM));
 	}
 	for (i = 0; i < lt.nwriters; i++) {
 		wrs[i].id = i;
 		wrs[i].rng = (lt.seed + 1000 + i) * 0x9E3779B97F4A7C15ULL | 1;
-		wrs[i].buf = alloc_aligned(lt.maxlen + LT_PAGE);
+		wrs[i].buf = lt_alloc_aligned(lt.maxlen + LT_PAGE);
 		if (!lt.nfs_writes)
 			continue;
-		conn_init(&wrs[i].c, LT_THREADS_MAX + i, LT_SMALL_REPLY);
-		nfs_setup(&wrs[i].c, (uint32_t)(lt.maxwrite + 2 * LT_HDR_MAX));
+		lt_conn_init(&wrs[i].c, LT_THREADS_MAX + i, LT_SMALL_REPLY);
+		lt_nfs_setup(&wrs[i].c, (uint32_t)(lt.maxwrite + 2 * LT_HDR_MAX));
 		if (wrs[i].c.maxreq < lt.maxwrite + LT_HDR_MAX)
-			die("the server grants requests of %u bytes, less than maxwrite %" PRIu64
-			    " and its header",
-			    wrs[i].c.maxreq, lt.maxwrite);
-		nfs_open(&wrs[i]);
+			lt_die("the server grants requests of %u bytes, less than maxwrite %" PRIu64
+			       " and its header",
+			       wrs[i].c.maxreq, lt.maxwrite);
+		lt_nfs_open(&wrs[i]);
 	}
 	printf("# lt_nfs_torture: seed %" PRIu64 ", file %" PRIu64 " bytes, %u regions "
 	       "(%u probes), %u writers %s, %u readers over %s:%u, %u s%s\n",
@@ -2236,12 +651,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < lt.nreaders; i++) {
 		rc = pthread_create(&rt[i], NULL, reader, &rds[i]);
 		if (rc)
-			die("pthread_create: %s", strerror(rc));
+			lt_die("pthread_create: %s", strerror(rc));
 	}
 	for (i = 0; i < lt.nwriters; i++) {
-		rc = pthread_create(&wt[i], NULL, writer, &wrs[i]);
+		rc = pthread_create(&wt[i], NULL, lt_writer_thread, &wrs[i]);
 		if (rc)
-			die("pthread_create: %s", strerror(rc));
+			lt_die("pthread_create: %s", strerror(rc));
 	}
 	/*
 	 * With --expect-race and --max-replies only a race found or the
@@ -2291,13 +706,13 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < lt.nwriters; i++) {
 		if (lt.nfs_writes) {
-			nfs_close(&wrs[i]);
-			conn_close(&wrs[i].c);
+			lt_nfs_close(&wrs[i]);
+			lt_conn_close(&wrs[i].c);
 		}
 		free(wrs[i].buf);
 	}
 	for (i = 0; i < lt.nreaders; i++) {
-		conn_close(&rds[i].c);
+		lt_conn_close(&rds[i].c);
 		free(rds[i].view);
 	}
 	free(wrs);
