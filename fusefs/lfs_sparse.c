@@ -12,15 +12,16 @@
  * wholly after the read. Under the lock the daemon:
  *
  *   1. fstat()s the backing file (size, allocated blocks, change time);
- *   2. if the allocation covers the whole file there can be no hole: one
+ *   2. waits for a write behind the mount that is under way (see below);
+ *   3. if the allocation covers the whole file there can be no hole: one
  *      data segment, no hole search (LACUNA_SR_DENSE);
- *   3. otherwise walks SEEK_DATA/SEEK_HOLE from offset, emitting holes
+ *   4. otherwise walks SEEK_DATA/SEEK_HOLE from offset, emitting holes
  *      whole (a hole that starts in range is reported to its end, even
  *      past offset + length) and data clipped to the range and to the
  *      room left for data;
- *   4. preads the data segments into the caller's arena, or into the
+ *   5. preads the data segments into the caller's arena, or into the
  *      inline reply buffer;
- *   5. fstat()s again. The same ctime and size: nothing changed the file
+ *   6. fstat()s again. The same ctime and size: nothing changed the file
  *      during the pass, and its answer stands. Otherwise see below.
  *
  * Changes behind the mount. The lock cannot exclude a process that writes
@@ -50,7 +51,10 @@
  * What the comparison sees: with multigrain timestamps (kernels 6.13 and
  * later) a change made after the ctime was read gets a distinct ctime
  * (before, two changes within one clock tick may share one), and a
- * buffered write sets it before it copies any data. A writer through a
+ * buffered write sets it before it copies any data. So a buffered write
+ * behind the mount that begins after step 1 shows in step 6, and one
+ * already under way has finished before the walk: step 2 waits for it on
+ * XFS, the walk's first SEEK_DATA/SEEK_HOLE on ext4. A writer through a
  * shared mapping or with O_DIRECT behind the mount is not ordered that
  * way and may go unnoticed.
  *
@@ -66,9 +70,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -118,7 +125,7 @@ static int lfs_sr_lock(struct lfs_inode *inode, int fd, uint64_t offset, struct 
 		rc = rl_lock(&inode->rl, r, start, RL_EOF, RL_SHARED, NULL);
 		if (rc)
 			return rc;
-		/* sampled before the fstat, as each pass does (step 5) */
+		/* sampled before the fstat, as each pass does (step 6) */
 		*gen = __atomic_load_n(&inode->wgen, __ATOMIC_ACQUIRE);
 		*busy = __atomic_load_n(&inode->wbusy, __ATOMIC_ACQUIRE);
 		if (fstat(fd, &st) < 0) {
@@ -135,7 +142,26 @@ static int lfs_sr_lock(struct lfs_inode *inode, int fd, uint64_t offset, struct 
 	}
 }
 
-/* Steps 1-5 under the range lock, as many passes as it takes. */
+/*
+ * Step 2: wait for a buffered write behind the mount that is under way,
+ * whose ctime the fstat of step 1 may already have read. On XFS such a
+ * write holds the inode's IOLOCK exclusively; SEEK_DATA/SEEK_HOLE do not
+ * take it, and would map as a hole what the write is about to fill,
+ * while the preads after them wait for it and return its data. FIEMAP
+ * takes the IOLOCK shared, so asking it about one byte waits for the
+ * write; its answer is not used (the map is SEEK_DATA/SEEK_HOLE's). A
+ * one-byte read would wait as well, but would cache pages of unwritten
+ * extents, which SEEK_DATA then reports as data. On ext4 the walk's first
+ * SEEK_DATA/SEEK_HOLE waits already (the inode lock, shared).
+ */
+static void lfs_sr_settle(int fd, uint64_t offset)
+{
+	struct fiemap fm = { .fm_start = offset, .fm_length = 1, .fm_extent_count = 0 };
+
+	(void)ioctl(fd, FS_IOC_FIEMAP, &fm);
+}
+
+/* Steps 1-6 under the range lock, as many passes as it takes. */
 static int lfs_sparse_read(struct lfs_inode *inode, int fd, struct lacuna_sr_hdr *h,
 			   struct lacuna_seg *segs, uint32_t maxsegs, const struct srw_dest *dst)
 {
@@ -161,6 +187,7 @@ static int lfs_sparse_read(struct lfs_inode *inode, int fd, struct lacuna_sr_hdr
 		}
 		sampled = false;
 		unstable = false;
+		lfs_sr_settle(fd, h->offset);
 		rc = srw_walk(fd, &st0, h, segs, maxsegs, dst, &unstable);
 		if (rc)
 			break;
