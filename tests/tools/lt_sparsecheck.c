@@ -87,9 +87,8 @@
 #define SC_ZERO_FULL (16ull << 20)	/* holes longer than this are sampled */
 #define SC_FAIL_MAX 40			/* stop a walk after this many failures */
 #define SC_POISON 0xA5
-/* limits of fusefs/lfs_ctl.h that INFO does not report */
+/* the limit of fusefs/lfs_ctl.h that INFO does not report in time to size an array */
 #define SC_CTL_CONNS_MAX 64
-#define SC_CTL_CONN_BYTES_MAX (2ull << 30)
 
 static unsigned int nchecks, nfails;
 
@@ -1848,7 +1847,7 @@ static void bat_register(struct bat *b)
 	} else {
 		uint64_t used = 0;
 
-		for (k = 0; k < 16 && used + b->info.arena_max <= SC_CTL_CONN_BYTES_MAX; k++) {
+		for (k = 0; k < 16 && used + b->info.arena_max <= b->info.conn_bytes_max; k++) {
 			rc = ctl_req(s, LACUNA_CTL_REGISTER, b->info.arena_max, NULL, fd, NULL);
 			if (!check_ctl(rc, 0, "REGISTER arena_max (%" PRIu64 ") #%u",
 				       b->info.arena_max, k + 1))
@@ -1857,7 +1856,7 @@ static void bat_register(struct bat *b)
 		}
 		check_ctl(ctl_req(s, LACUNA_CTL_REGISTER, 4096, NULL, fd, NULL), EDQUOT,
 			  "REGISTER past %llu bytes on one connection",
-			  (unsigned long long)SC_CTL_CONN_BYTES_MAX);
+			  (unsigned long long)b->info.conn_bytes_max);
 		close(fd);
 	}
 	close(s);
