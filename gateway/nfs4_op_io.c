@@ -4,16 +4,19 @@
  *
  * READ preads into a chunk of the pool and the reply references the
  * data where it landed (xdr_out_ref), so the bytes are copied once, from
- * the page cache to the chunk, and sent from there. WRITE writes the data
- * where it sits in the received record. Both go through an fd on the
- * lacunafs mount, so they take its range lock.
+ * the page cache to the chunk, and sent from there. WRITE hands lacunafs
+ * the data where it sits in the received record (a pool chunk, inside the
+ * arena lacunad registered for the export) with its atomic write: the
+ * whole WRITE is applied under one hold of the file's range lock, so a
+ * READ_PLUS or SEEK sees all of it or none of it, whatever its size or
+ * where the data sits. A plain pwrite through the mount would be cut by
+ * the kernel on the buffer's page boundaries (docs/sparse-read.md).
  *
  * Stability: an UNSTABLE4 WRITE is left in the page cache, DATA_SYNC4
  * and FILE_SYNC4 are fdatasync()ed/fsync()ed (by lacunafs, in the same
- * call) before the reply. The write
- * verifier is random at every start, so a client that saw unstable
- * writes before a restart sees a new verifier at COMMIT and sends them
- * again (RFC 8881 §18.32.3).
+ * call) before the reply. The write verifier is random at every start,
+ * so a client that saw unstable writes before a restart sees a new
+ * verifier at COMMIT and sends them again (RFC 8881 §18.32.3).
  */
 #include <errno.h>
 #include <stdint.h>
