@@ -30,7 +30,10 @@
  * next_offset reached the end of the file.
  *
  * Every change made through the mount is excluded while the table and the
- * data are taken. Changes made to the backing file outside the mount are
+ * data are taken. LACUNA_IOC_WRITE is the counterpart: a write of any size
+ * applied from the arena under one exclusive hold of the lock, which a
+ * write(2) through the mount is only up to the mount's write unit
+ * (struct lacuna_info). Changes made to the backing file outside the mount are
  * detected (change time and size compared before and after, bounded
  * retries) and flagged LACUNA_SR_UNSTABLE rather than hidden.
  *
