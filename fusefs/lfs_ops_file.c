@@ -54,6 +54,9 @@
 
 #define LFS_DIO_ALIGN 4096
 
+/* a restricted ioctl carries at most 16383 bytes each way (_IOC_SIZE) */
+_Static_assert(sizeof(struct lacuna_write_inline) < (1u << 14), "LACUNA_IOC_WRITE_INLINE size");
+
 static bool lfs_has_setid(const struct stat *st)
 {
 	return st->st_mode & (S_ISUID | S_ISGID);
