@@ -58,6 +58,7 @@ struct lfs_reg {
 	pid_t pid; /* registering process */
 	void *base;
 	size_t len;
+	int memfd; /* kept for splicing from it (lfs_ioctl_write) */
 	unsigned int refs;	  /* registry link + pinned ioctls */
 	pid_t tids[LFS_CTL_TIDS]; /* threads checked to belong to pid */
 	unsigned int ntids;
@@ -85,7 +86,14 @@ static struct {
 static void lfs_reg_free(struct lfs_reg *reg)
 {
 	munmap(reg->base, reg->len);
+	if (reg->memfd >= 0)
+		close(reg->memfd);
 	free(reg);
+}
+
+int lfs_reg_memfd(const struct lfs_reg *reg)
+{
+	return reg->memfd;
 }
 
 void lfs_ctl_put(struct lfs_reg *reg)
@@ -227,6 +235,13 @@ static int lfs_ctl_register(struct lfs_conn *conn, const struct lacuna_ctl_msg *
 
 		free(reg);
 		log_warn("mmap of a %zu-byte arena: %s", (size_t)m->arena_len, strerror(err));
+		return -err;
+	}
+	reg->memfd = fcntl(memfd, F_DUPFD_CLOEXEC, 0);
+	if (reg->memfd < 0) {
+		int err = errno;
+
+		lfs_reg_free(reg);
 		return -err;
 	}
 	if (getrandom(reg->token, sizeof(reg->token), 0) != sizeof(reg->token)) {

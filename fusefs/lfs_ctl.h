@@ -41,5 +41,7 @@ void lfs_ctl_stop(void);
  */
 int lfs_ctl_get(const uint64_t token[2], pid_t tid, struct lfs_reg **out, void **base, size_t *len);
 void lfs_ctl_put(struct lfs_reg *reg);
+/* The registration's memfd (the daemon's own descriptor of it). */
+int lfs_reg_memfd(const struct lfs_reg *reg);
 
 #endif
