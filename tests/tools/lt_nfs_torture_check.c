@@ -238,7 +238,6 @@ static bool check_struct(struct lt_reader *rd, uint64_t *end)
 	return true;
 }
 
-
 /*
  * Add [l, h] clipped to [lo, hi] to u, in increasing order, merging with
  * the last interval when they touch; past LT_TSET_MAX the last one is
