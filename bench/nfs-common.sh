@@ -173,6 +173,7 @@ nb_start_lacunad() {
 	NB_SERVERS+=("$s")
 	setsid "$bin" --export "$dir" --export-options no_root_squash,fsid=root \
 		--listen "127.0.0.1:${NB_PORT[$s]}" ${threads:+--threads "$threads"} -f \
+		--state-dir "$NB_TMP/$s.state" \
 		</dev/null >"$NB_TMP/$s.log" 2>&1 &
 	NB_PID[$s]=$!
 	nb_wait_listen "$s"

@@ -211,6 +211,7 @@ NB_SERVERS+=(lacunad)
 cat >"$NB_TMP/lacunad.conf" <<EOF
 listen = 127.0.0.1:${NB_PORT[lacunad]}
 stats_file = $STATS
+state_dir = $NB_TMP/lacunad.state
 $NB_MNT 127.0.0.1/32(rw,no_root_squash,fsid=root)
 EOF
 setsid "$LACUNAD" --config "$NB_TMP/lacunad.conf" -f </dev/null >"$NB_TMP/lacunad.log" 2>&1 &

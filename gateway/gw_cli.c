@@ -14,6 +14,7 @@
  * the options. Names are never abbreviated.
  */
 #include <errno.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ enum cli_id {
 	O_LISTEN,
 	O_THREADS,
 	O_LEASE,
+	O_STATE_DIR,
+	O_GRACE,
 	O_RDMA,
 	O_FOREGROUND,
 	O_LOG,
@@ -47,6 +50,8 @@ static const struct {
 	{ "listen", 0, A_REQUIRED, O_LISTEN },
 	{ "threads", 0, A_REQUIRED, O_THREADS },
 	{ "lease-time", 0, A_REQUIRED, O_LEASE },
+	{ "state-dir", 0, A_REQUIRED, O_STATE_DIR },
+	{ "grace", 0, A_REQUIRED, O_GRACE },
 	{ "rdma", 0, A_OPTIONAL, O_RDMA },
 	{ "foreground", 'f', A_NONE, O_FOREGROUND },
 	{ "log-level", 0, A_REQUIRED, O_LOG },
@@ -72,6 +77,9 @@ void gw_cli_usage(FILE *out)
 		"                            127.0.0.1:2049); IPv6 as [ADDR]:PORT\n"
 		"      --threads N           worker threads (default: one per CPU)\n"
 		"      --lease-time SECONDS  NFSv4 lease time, %d..%d (default %d)\n"
+		"      --state-dir DIR       where the clients holding state are recorded, for\n"
+		"                            their reclaims after a restart (default " GW_STATE_DIR_DEFAULT ")\n"
+		"      --grace on|off        grace period after a start (default on)\n"
 		"      --rdma[=PORT]         also serve RPC-over-RDMA (default port %d)\n"
 		"  -f, --foreground          stay in the foreground and log to stderr\n"
 		"      --log-level LEVEL     error, warn, notice, info (default) or debug\n"
@@ -159,6 +167,19 @@ static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
 			return cli_fail(cli, "--lease-time: %s", why);
 		cli->lease_time = (unsigned int)n;
 		break;
+	case O_STATE_DIR:
+		if (val[0] != '/')
+			return cli_fail(cli, "--state-dir: '%.80s' is not an absolute path", val);
+		cli->state_dir = val;
+		break;
+	case O_GRACE: {
+		bool b;
+
+		if (gw_parse_bool(val, &b, why))
+			return cli_fail(cli, "--grace: %s", why);
+		cli->grace = b;
+		break;
+	}
 	case O_RDMA:
 		cli->rdma = true;
 		if (val && gw_parse_uint(val, 1, 65535, &n, why))
@@ -181,6 +202,23 @@ static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
 		break;
 	}
 	return 0;
+}
+
+/*
+ * One-export mode: the records of the server at ADDR:PORT go to
+ * GW_STATE_DIR_DEFAULT/ADDR-PORT, so that servers on other addresses
+ * keep theirs apart.
+ */
+static char *export_state_dir(const struct gw_config *cfg)
+{
+	char host[NI_MAXHOST], serv[NI_MAXSERV], *d;
+
+	if (getnameinfo((const struct sockaddr *)&cfg->listen, cfg->listen_len, host, sizeof(host),
+			serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV))
+		return strdup(GW_STATE_DIR_DEFAULT);
+	if (asprintf(&d, "%s/%s-%s", GW_STATE_DIR_DEFAULT, host, serv) < 0)
+		return NULL;
+	return d;
 }
 
 static int find_long(const char *name, size_t len)
@@ -261,7 +299,7 @@ int gw_cli_parse(int argc, char *const argv[], struct gw_cli *cli)
 	bool config_given;
 	int i;
 
-	*cli = (struct gw_cli){ .log_level = -1 };
+	*cli = (struct gw_cli){ .log_level = -1, .grace = -1 };
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int rc;
@@ -325,6 +363,18 @@ int gw_config_from_cli(const struct gw_cli *cli, struct gw_config **out, gw_err_
 		cfg->threads = cli->threads;
 	if (cli->lease_time)
 		cfg->lease_time = cli->lease_time;
+	if (cli->state_dir || cli->export_dir) {
+		char *d = cli->state_dir ? strdup(cli->state_dir) : export_state_dir(cfg);
+
+		if (!d) {
+			gw_config_free(cfg);
+			return -ENOMEM;
+		}
+		free(cfg->state_dir);
+		cfg->state_dir = d;
+	}
+	if (cli->grace >= 0)
+		cfg->grace = cli->grace;
 	if (cli->rdma)
 		cfg->rdma = true;
 	if (cli->rdma_port)

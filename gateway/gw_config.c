@@ -31,7 +31,8 @@ static const char *const setting_names[GW_SET_N] = {
 	[GW_SET_LISTEN] = "listen",	  [GW_SET_PORT] = "port",
 	[GW_SET_RDMA] = "rdma",		  [GW_SET_RDMA_PORT] = "rdma_port",
 	[GW_SET_THREADS] = "threads",	  [GW_SET_LEASE_TIME] = "lease_time",
-	[GW_SET_GRACE] = "grace",	  [GW_SET_MAX_RECORD] = "max_record",
+	[GW_SET_GRACE] = "grace",	  [GW_SET_STATE_DIR] = "state_dir",
+	[GW_SET_MAX_RECORD] = "max_record",
 	[GW_SET_LOG_LEVEL] = "log_level", [GW_SET_STATS_FILE] = "stats_file",
 };
 
@@ -70,6 +71,12 @@ static struct gw_config *config_new(const char *source)
 	cfg->rdma_port = GW_RDMA_PORT_DEFAULT;
 	cfg->lease_time = GW_LEASE_DEFAULT;
 	cfg->grace = true;
+	cfg->state_dir = strdup(GW_STATE_DIR_DEFAULT);
+	if (!cfg->state_dir) {
+		free(cfg->source);
+		free(cfg);
+		return NULL;
+	}
 	cfg->max_record = GW_RECORD_DEFAULT;
 	cfg->log_level = GW_LOG_DEFAULT;
 	return cfg;
@@ -85,6 +92,7 @@ void gw_config_free(struct gw_config *cfg)
 		gw_export_free(&cfg->exports[i]);
 	free(cfg->exports);
 	free(cfg->stats_file);
+	free(cfg->state_dir);
 	free(cfg->source);
 	free(cfg);
 }
@@ -214,6 +222,14 @@ static int set_value(struct gw_loader *ld, enum gw_setting s, const char *v, cha
 		return rc;
 	case GW_SET_GRACE:
 		return gw_parse_bool(v, &cfg->grace, why);
+	case GW_SET_STATE_DIR:
+		if (v[0] != '/') {
+			snprintf(why, GW_WHY_MAX, "'%.80s' is not an absolute path", v);
+			return -EINVAL;
+		}
+		free(cfg->state_dir);
+		cfg->state_dir = strdup(v);
+		return cfg->state_dir ? 0 : -ENOMEM;
 	case GW_SET_MAX_RECORD:
 		rc = gw_parse_size(v, GW_RECORD_MIN, GW_RECORD_MAX, &n, why);
 		if (rc == 0)

@@ -33,6 +33,7 @@
 #define GW_PORT_DEFAULT 2049
 #define GW_RDMA_PORT_DEFAULT 20049
 #define GW_LEASE_DEFAULT 90
+#define GW_STATE_DIR_DEFAULT "/var/lib/lacunad"
 #define GW_LEASE_MIN 10
 #define GW_LEASE_MAX 3600
 #define GW_THREADS_MAX 1024
@@ -118,6 +119,7 @@ struct gw_config {
 	unsigned int threads;
 	unsigned int lease_time; /* seconds */
 	bool grace;
+	char *state_dir;     /* stable client records (nfs4_recov.h) */
 	uint32_t max_record; /* bytes */
 	int log_level;	     /* LOG_ERR..LOG_DEBUG */
 	char *stats_file;    /* NULL: none */
@@ -189,6 +191,8 @@ struct gw_cli {
 	const char *listen;	 /* --listen, validated; NULL: not given */
 	unsigned int threads;	 /* 0: not given */
 	unsigned int lease_time; /* 0: not given */
+	const char *state_dir;	 /* --state-dir; NULL: not given */
+	int grace;		 /* --grace on|off; -1: not given */
 	bool rdma;		 /* --rdma given */
 	uint16_t rdma_port;	 /* --rdma=PORT; 0: not given */
 	int log_level;		 /* -1: not given */
@@ -213,7 +217,8 @@ void gw_cli_usage(FILE *out);
 /*
  * Build the configuration the command line asks for: the file of
  * --config, or the one export of --export, then the command line's
- * --listen, --threads, --lease-time, --rdma and --log-level on top.
+ * --listen, --threads, --lease-time, --state-dir, --grace, --rdma and
+ * --log-level on top.
  * Calling it again on SIGHUP re-reads the file and keeps the overrides.
  * With --export there is no file, so a reload has nothing to re-read;
  * a relative DIR is resolved against the working directory, so build the

@@ -252,7 +252,7 @@ for type in xfs ext4; do
 
 	port=$(free_port)
 	setsid "$LACUNAD" --export "$mnt" --export-options no_root_squash \
-		--listen "127.0.0.1:$port" -f </dev/null >"$T/lacunad-$type.log" 2>&1 &
+		--listen "127.0.0.1:$port" --state-dir "$T/lacunad-$type.state" -f </dev/null >"$T/lacunad-$type.log" 2>&1 &
 	dpid=$!
 	CLEANUP+=("stop_pid $dpid")
 	for _ in $(seq 100); do

@@ -19,6 +19,7 @@
 #                              address overridden (lacunad only)
 #   nfs_stop                   SIGTERM, wait, check exit status 0 and that
 #                              the log holds no sanitizer report
+#   nfs_crash                  SIGKILL the server (no clean-up: a crash)
 #   nfs_alive                  is the server still running?
 #   nfs_run CMD...             run a client command with a time limit;
 #                              once one hits it, the server is taken for
@@ -194,7 +195,7 @@ EOF
 
 # nfs_start DIR [ARGS...] | nfs_start --config FILE [ARGS...]
 nfs_start() {
-	local dir=$1 try i port conf srv
+	local dir=$1 try i port conf srv state
 	shift
 	[ -z "$NFS_PID" ] || lt_hard "nfs_start: a server is already running (PID $NFS_PID)"
 	srv=(--export "$dir" --export-options no_root_squash)
@@ -210,7 +211,10 @@ nfs_start() {
 		NFS_LOG="$LT_TMP/lacunad.$NFS_N.log"
 		case $LT_NFS_SERVER in
 		lacunad)
-			setsid "$LACUNAD" "${srv[@]}" \
+			# a state directory of its own, unless the test gives one
+			state=(--state-dir "$LT_TMP/lacunad-state.$NFS_N")
+			[[ " $* " != *" --state-dir "* ]] || state=()
+			setsid "$LACUNAD" "${srv[@]}" "${state[@]}" \
 				--listen "127.0.0.1:$port" -f "$@" </dev/null >"$NFS_LOG" 2>&1 &
 			;;
 		ganesha)
@@ -259,6 +263,17 @@ _nfs_kill() {
 		sleep 0.1
 	done
 	kill -KILL "$pid" 2>/dev/null
+}
+
+# nfs_crash: kill the server with SIGKILL (a crash: nothing is cleaned up)
+nfs_crash() {
+	local pid=$NFS_PID
+	[ -n "$pid" ] || return 0
+	NFS_PID=""
+	unset "NFS_RUNNING[$pid]"
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
 }
 
 nfs_alive() {

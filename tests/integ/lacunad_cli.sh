@@ -26,6 +26,12 @@ lt_check "--version names lacunad" grep -q "^lacunad " <<<"$out"
 out=$("$LACUNAD" --frobnicate 2>&1)
 lt_check_eq "unknown option exits 2" 2 $?
 lt_check "unknown option: message and usage" grep -q "frobnicate" <<<"$out"
+out=$("$LACUNAD" --export /tmp --state-dir relative/dir 2>&1)
+lt_check_eq "relative --state-dir exits 2" 2 $?
+lt_check "relative --state-dir: said why" grep -q "state-dir: 'relative/dir' is not an absolute path" <<<"$out"
+out=$("$LACUNAD" --export /tmp --grace maybe 2>&1)
+lt_check_eq "--grace maybe exits 2" 2 $?
+lt_check "--grace maybe: said why" grep -q "grace: 'maybe' is not on or off" <<<"$out"
 out=$("$LACUNAD" --export /nonexistent-dir-xyz 2>&1)
 rc=$?
 lt_check "missing export dir: non-zero exit" test "$rc" -ne 0
@@ -50,7 +56,7 @@ conf="$LT_TMP/lacunad.conf"
 printf '%s\n' "listen = 127.0.0.1:$port" "lease_time = 10" "stats_file = $LT_TMP/stats" \
 	"$A 127.0.0.1(rw,no_root_squash)" >"$conf"
 log="$LT_TMP/lacunad-conf.log"
-setsid "$LACUNAD" --config "$conf" -f >"$log" 2>&1 &
+setsid "$LACUNAD" --config "$conf" --state-dir "$LT_TMP/state" -f >"$log" 2>&1 &
 pid=$!
 lt_push_cleanup "kill -TERM $pid 2>/dev/null"
 for ((i = 0; i < 100; i++)); do

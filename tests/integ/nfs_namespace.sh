@@ -56,7 +56,7 @@ $LT_TMP/ps/open 127.0.0.1(rw,no_root_squash)
 $LT_TMP/ps/closed 192.0.2.1(rw)
 EOF
 NFS_LOG="$LT_TMP/lacunad.pseudo.log"
-setsid "$LACUNAD" --config "$LT_TMP/pseudo.conf" -f </dev/null >"$NFS_LOG" 2>&1 &
+setsid "$LACUNAD" --config "$LT_TMP/pseudo.conf" --state-dir "$LT_TMP/state" -f </dev/null >"$NFS_LOG" 2>&1 &
 NFS_PID=$!
 NFS_PORT=$port
 NFS_RUNNING[$NFS_PID]=1

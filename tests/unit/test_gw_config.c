@@ -188,6 +188,7 @@ static void test_defaults(void **state)
 							       : cpus);
 	assert_int_equal(cfg->lease_time, 90);
 	assert_true(cfg->grace);
+	assert_string_equal(cfg->state_dir, "/var/lib/lacunad");
 	assert_int_equal(cfg->max_record, GW_RECORD_DEFAULT);
 	assert_int_equal(cfg->log_level, LOG_INFO);
 	assert_null(cfg->stats_file);
@@ -226,6 +227,7 @@ static void test_settings(void **state)
 		      "threads = 7\n"
 		      "lease_time = 10\n"
 		      "grace = off\n"
+		      "state_dir = /srv/lacunad-state\n"
 		      "max_record = 2M\n"
 		      "log_level = debug\n"
 		      "stats_file = \"/var/lib/lacuna/my stats\"\n"
@@ -240,6 +242,7 @@ static void test_settings(void **state)
 	assert_int_equal(cfg->threads, 7);
 	assert_int_equal(cfg->lease_time, 10);
 	assert_false(cfg->grace);
+	assert_string_equal(cfg->state_dir, "/srv/lacunad-state");
 	assert_int_equal(cfg->max_record, 2 * 1024 * 1024);
 	assert_int_equal(cfg->log_level, LOG_DEBUG);
 	assert_string_equal(cfg->stats_file, "/var/lib/lacuna/my stats");
@@ -292,6 +295,7 @@ static void test_setting_errors(void **state)
 	load_fails("rdma_port = 70000\n/s *\n", 1, "rdma_port: 70000 is out of range");
 	load_fails("rdma = maybe\n/s *\n", 1, "rdma: 'maybe' is not on or off");
 	load_fails("grace = 2\n/s *\n", 1, "grace: '2' is not on or off");
+	load_fails("state_dir = state\n/s *\n", 1, "'state' is not an absolute path");
 	load_fails("max_record = 1K\n/s *\n", 1,
 		   "max_record: 1K is out of range (16384..67108864)");
 	load_fails("max_record = 1T\n/s *\n", 1, "unknown size suffix 'T'");

@@ -277,6 +277,7 @@ _rg_guest() {
 		echo "lease_time = 10"
 		echo "grace = off"
 		echo "stats_file = $RG_DIR/stats"
+		echo "state_dir = $RG_DIR/state"
 		if [ "$RG_PROTO" = rdma ]; then
 			echo "rdma = yes"
 			echo "rdma_port = 20049"
