@@ -28,6 +28,7 @@
 
 #include "gw_xprt.h"
 #include "log.h"
+#include "nfs4_recov.h"
 #include "nfs4_state.h"
 
 #define GW_CHUNK_SIZE (1024 * 1024 + 64 * 1024)
@@ -52,6 +53,47 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A reload applies the exports, lease_time, stats_file and log_level.
+ * The rest was used at start (sockets, threads, pools, the state
+ * directory): keep the values in use and say which changes wait for a
+ * restart.
+ */
+static void keep_start_settings(struct gw_config *cfg, const struct gw_config *old)
+{
+	char *dir;
+
+	if (cfg->listen_len != old->listen_len ||
+	    memcmp(&cfg->listen, &old->listen, old->listen_len))
+		log_warn("reload: listen (and port) change at the next restart");
+	cfg->listen = old->listen;
+	cfg->listen_len = old->listen_len;
+	if (cfg->threads != old->threads)
+		log_warn("reload: threads stays %u until lacunad is restarted", old->threads);
+	cfg->threads = old->threads;
+	if (cfg->rdma != old->rdma || cfg->rdma_port != old->rdma_port)
+		log_warn("reload: rdma and rdma_port change at the next restart");
+	cfg->rdma = old->rdma;
+	cfg->rdma_port = old->rdma_port;
+	/* the pools were sized for it at start */
+	if (cfg->max_record != old->max_record)
+		log_warn("reload: max_record stays %u until lacunad is restarted", old->max_record);
+	cfg->max_record = old->max_record;
+	if (cfg->grace != old->grace)
+		log_warn("reload: grace applies at the next start");
+	cfg->grace = old->grace;
+	if ((cfg->state_dir == NULL) != (old->state_dir == NULL) ||
+	    (cfg->state_dir && strcmp(cfg->state_dir, old->state_dir))) {
+		log_warn("reload: state_dir stays %s until lacunad is restarted",
+			 old->state_dir ? old->state_dir : "(none)");
+		dir = old->state_dir ? strdup(old->state_dir) : NULL;
+		if (dir || !old->state_dir) {
+			free(cfg->state_dir);
+			cfg->state_dir = dir;
+		}
+	}
+}
+
 static void reload(void)
 {
 	struct gw_config *cfg, *old;
@@ -72,11 +114,7 @@ static void reload(void)
 	}
 	pthread_rwlock_wrlock(&gw.cfg_lock);
 	old = gw.cfg;
-	/* the pools were sized for it at start */
-	if (cfg->max_record != old->max_record) {
-		log_warn("reload: max_record stays %u until lacunad is restarted", old->max_record);
-		cfg->max_record = old->max_record;
-	}
+	keep_start_settings(cfg, old);
 	gw_obj_flush_pseudo();
 	err = gw_exports_load(&gw, cfg);
 	if (err) {
@@ -88,11 +126,14 @@ static void reload(void)
 	}
 	pthread_rwlock_unlock(&gw.cfg_lock);
 	gw_config_free(old);
-	log_info("reloaded %s: %zu export(s)", cfg->source, cfg->nexports);
+	log_init("lacunad", !cli.foreground, cfg->log_level);
+	log_info("reloaded %s: %zu export(s), lease %u s", cfg->source, cfg->nexports,
+		 cfg->lease_time);
 }
 
 static void write_stats(const char *path)
 {
+	struct nfs4_recov_stats rs;
 	struct nfs4_state_stats ss;
 	char tmp[4096 + 8];
 	FILE *f;
@@ -103,6 +144,7 @@ static void write_stats(const char *path)
 	if (!f)
 		return;
 	nfs4_state_get_stats(&gw, &ss);
+	nfs4_recov_get_stats(gw.state->recov, &rs);
 	fprintf(f, "compounds %llu\nrpc_null %llu\nrpc_rejected %llu\nrpc_garbage %llu\n",
 		gw.stats.compounds, gw.stats.rpc_null, gw.stats.rpc_rejected, gw.stats.rpc_garbage);
 	fprintf(f, "conns_accepted %llu\nconns_open %llu\nconns_dropped %llu\n",
@@ -111,6 +153,12 @@ static void write_stats(const char *path)
 		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes, gw.stats.write_bytes);
 	fprintf(f, "clients %u\nsessions %u\nopens %u\nlocks %u\n", ss.clients, ss.sessions,
 		ss.opens, ss.locks);
+	fprintf(f,
+		"grace %d\ngrace_clients_to_reclaim %u\ngrace_clients_reclaimed %u\n"
+		"reclaimed_opens %llu\nreclaimed_locks %llu\ngrace_refused %llu\nclient_records "
+		"%u\n",
+		rs.in_grace, rs.to_reclaim, rs.reclaimed, rs.reclaimed_opens, rs.reclaimed_locks,
+		rs.grace_refused, rs.records);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
@@ -151,6 +199,7 @@ static void *signal_thread(void *arg)
 		}
 		if (sig == SIGHUP)
 			reload();
+		nfs4_recov_tick(gw.state->recov);
 		pthread_rwlock_rdlock(&gw.cfg_lock);
 		if (gw.cfg->stats_file)
 			write_stats(gw.cfg->stats_file);

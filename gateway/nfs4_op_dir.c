@@ -46,6 +46,7 @@
 
 #include "nfs4_attr.h"
 #include "nfs4_ops.h"
+#include "nfs4_state.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -302,6 +303,8 @@ uint32_t nfs4_run_remove(struct nfs4_compound *c, void *args)
 	st = a->name_status;
 	if (st)
 		return st;
+	if (nfs4_state_in_grace(c->srv))
+		return NFS4ERR_GRACE; /* as nfsd: an open being reclaimed keeps its name */
 	st = dir_need_writable_dir(dir);
 	if (st)
 		return st;
@@ -349,6 +352,8 @@ uint32_t nfs4_run_rename(struct nfs4_compound *c, void *args)
 
 	if (!from)
 		return NFS4ERR_NOFILEHANDLE;
+	if (nfs4_state_in_grace(c->srv))
+		return NFS4ERR_GRACE;
 	st = a->old_status;
 	if (!st)
 		st = a->new_status;

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 
 #include "nfs4_ops.h"
+#include "nfs4_recov.h"
 #include "nfs4_state.h"
 
 struct lock_owner4 {
@@ -249,10 +250,10 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 		goto out;
 	if (status != NFS4_OK)
 		goto done;
-	if (a->reclaim) {
-		status = NFS4ERR_NO_GRACE; /* nothing survives a restart */
+	/* the client's record was made stable by its OPEN */
+	status = nfs4_recov_check(st->recov, ls->clp, a->reclaim);
+	if (status != NFS4_OK)
 		goto done;
-	}
 	if (!(ls->open->access &
 	      (type == READ_LT ? OPEN4_SHARE_ACCESS_READ : OPEN4_SHARE_ACCESS_WRITE))) {
 		status = NFS4ERR_OPENMODE;
@@ -272,6 +273,8 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 	nfs4_enc_stateid(c->out, &ls->sid);
 	if (c->minor >= 1)
 		nfs4_set_current_sid(c, &ls->sid);
+	if (a->reclaim)
+		nfs4_recov_reclaimed(st->recov, true);
 done:
 	nfs4_owner_get(seq_owner);
 	if (status != NFS4_OK && made_stid) {
@@ -332,6 +335,8 @@ uint32_t nfs4_run_lockt(struct nfs4_compound *c, void *args)
 		return status;
 	if (nfs4_range_make(a->offset, a->length, &start, &end))
 		return NFS4ERR_INVAL;
+	if (nfs4_recov_in_grace(st->recov))
+		return NFS4ERR_GRACE; /* a lock not reclaimed yet would not show */
 	nfs4_state_lock(st);
 	status = nfs4_client_of(c, a->lo.clientid, &clp);
 	if (status != NFS4_OK)

@@ -27,8 +27,15 @@
  *
  * No delegation is ever granted: OPEN_DELEGATE_NONE, or in 4.1 when the
  * client said what it wants, OPEN_DELEGATE_NONE_EXT with the reason nfsd
- * gives (NOT_WANTED, CANCELLED, else RESOURCE). There is no grace period:
- * CLAIM_PREVIOUS is NO_GRACE; delegation claims are NOTSUPP.
+ * gives (NOT_WANTED, CANCELLED, else RESOURCE); delegation claims are
+ * NOTSUPP, and a CLAIM_PREVIOUS of a delegation RECLAIM_BAD.
+ *
+ * Grace and records (nfs4_recov.h). Before the file is touched, OPEN
+ * asks whether the client may be granted state now: a non-reclaim OPEN
+ * in grace is GRACE, a CLAIM_PREVIOUS (the current filehandle is the
+ * file, as with CLAIM_FH) outside grace NO_GRACE, from a client without
+ * a record RECLAIM_BAD. Then the client's record is made stable, before
+ * any open is granted.
  *
  * 4.0 open-owners must confirm their first OPEN (OPEN4_RESULT_CONFIRM,
  * then OPEN_CONFIRM); an owner whose OPEN was never confirmed is
@@ -43,6 +50,7 @@
 
 #include "nfs4_attr.h"
 #include "nfs4_ops.h"
+#include "nfs4_recov.h"
 #include "nfs4_state.h"
 
 /* 4.1 share_access "want" flags (RFC 8881 §18.16.3) */
@@ -278,7 +286,11 @@ static uint32_t open_file(struct nfs4_compound *c, struct open_args *a, struct o
 			return NFS4ERR_BADXDR; /* not a 4.0 claim */
 		break;
 	case CLAIM_PREVIOUS:
-		return NFS4ERR_NO_GRACE; /* no state survives a restart: nothing to reclaim */
+		if (a->deleg_type != OPEN_DELEGATE_NONE)
+			return NFS4ERR_RECLAIM_BAD; /* no delegation was ever granted */
+		if (create)
+			return NFS4ERR_INVAL;
+		break;
 	case CLAIM_DELEG_CUR_FH:
 	case CLAIM_DELEG_PREV_FH:
 		if (c->minor == 0)
@@ -296,7 +308,7 @@ static uint32_t open_file(struct nfs4_compound *c, struct open_args *a, struct o
 	if (ro && (create || (a->access & OPEN4_SHARE_ACCESS_WRITE)))
 		return NFS4ERR_ROFS;
 
-	if (a->claim == CLAIM_FH) {
+	if (a->claim == CLAIM_FH || a->claim == CLAIM_PREVIOUS) {
 		if (create)
 			return NFS4ERR_INVAL;
 		r->obj = gw_obj_get(c->cfh);
@@ -534,9 +546,15 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 	nfs4_state_unlock(st);
 
 	xdr_out_getpos(c->out, &pos);
-	status = open_file(c, a, &r);
+	status = nfs4_recov_check(st->recov, clp, a->claim == CLAIM_PREVIOUS);
+	if (status == NFS4_OK && nfs4_recov_record(st->recov, clp))
+		status = c->minor ? NFS4ERR_SERVERFAULT : NFS4ERR_RESOURCE;
+	if (status == NFS4_OK)
+		status = open_file(c, a, &r);
 	if (status == NFS4_OK)
 		status = open_state(c, a, clp, oo, &r);
+	if (status == NFS4_OK && a->claim == CLAIM_PREVIOUS)
+		nfs4_recov_reclaimed(st->recov, false);
 
 	nfs4_state_lock(st);
 	nfs4_owner_seqid_done(c, oo, a->seqid, status, &pos,

@@ -39,6 +39,7 @@
 
 #include "log.h"
 #include "nfs4_ops.h"
+#include "nfs4_recov.h"
 #include "nfs4_state.h"
 
 #define EXCHGID4_FLAG_MASK_A 0x40070103 /* flags a client may send */
@@ -685,6 +686,8 @@ uint32_t nfs4_run_reclaim_complete(struct nfs4_compound *c, void *args)
 	if (c->clp->reclaim_done)
 		status = NFS4ERR_COMPLETE_ALREADY;
 	c->clp->reclaim_done = true;
+	if (status == NFS4_OK)
+		nfs4_recov_reclaim_complete(st->recov, c->clp);
 	nfs4_state_unlock(st);
 	return status;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "nfs4_recov.h"
 #include "nfs4_state.h"
 
 /* ================================================================ pure logic */
@@ -181,6 +182,8 @@ static void client_unhash(struct nfs4_state *st, struct nfs4_client *clp)
 
 void nfs4_client_expire(struct nfs4_state *st, struct nfs4_client *clp, bool free_it)
 {
+	if (clp->confirmed && !clp->expired)
+		nfs4_recov_forget(st->recov, clp);
 	while (clp->sessions)
 		nfs4_session_kill(st, clp->sessions);
 	while (clp->owners)
@@ -534,6 +537,16 @@ int nfs4_state_init(struct gw_srv *s)
 	pthread_mutex_init(&st->lock, NULL);
 	st->boot = boot_stamp();
 	st->lease = s->cfg ? s->cfg->lease_time : GW_LEASE_DEFAULT;
+	if (s->cfg && s->cfg->state_dir) {
+		int err = nfs4_recov_open(s->cfg->state_dir, s->cfg->grace, st->lease, st->boot,
+					  &st->recov);
+
+		if (err) {
+			pthread_mutex_destroy(&st->lock);
+			free(st);
+			return err;
+		}
+	}
 	s->state = st;
 	return 0;
 }
@@ -550,6 +563,8 @@ void nfs4_state_fini(struct gw_srv *s)
 		nfs4_client_expire(st, st->clients, true);
 	}
 	nfs4_state_unlock(st);
+	/* the records stay on disk: the clients reclaim from them after a restart */
+	nfs4_recov_close(st->recov);
 	pthread_mutex_destroy(&st->lock);
 	free(st->fd_users);
 	free(st->fd_pending);
@@ -612,6 +627,11 @@ void nfs4_state_reap(struct gw_srv *s)
 		nfs4_client_expire(st, clp, false);
 	}
 	nfs4_state_unlock(st);
+}
+
+bool nfs4_state_in_grace(struct gw_srv *s)
+{
+	return s->state && nfs4_recov_in_grace(s->state->recov);
 }
 
 void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *out)

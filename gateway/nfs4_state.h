@@ -20,8 +20,9 @@
  * the server's boot stamp (milliseconds of the wall clock at start), so
  * one handed out by a previous run is told apart from one that merely no
  * longer exists: STALE_CLIENTID / STALE_STATEID in 4.0, BADSESSION /
- * BAD_STATEID in 4.1. State is not kept across restarts and there is no
- * grace period: a reclaim is NO_GRACE.
+ * BAD_STATEID in 4.1. Open and lock state lives in memory; the clients
+ * that hold some are recorded on disk (nfs4_recov.h) so that after a
+ * restart they can reclaim it during the grace period.
  *
  *   clientid4      boot << 32 | client number
  *   stateid other  boot(4) | client number(4) | stateid number(4)
@@ -117,6 +118,9 @@ void nfs4_state_io_done(struct gw_srv *s, int fd, bool fd_owned);
 /* Is there a lock conflicting with I/O of [off, off+len) by @sid's owner? (NFS4ERR_LOCKED) */
 uint32_t nfs4_state_check_lock(struct nfs4_compound *c, const struct nfs4_stateid *sid,
 			       struct gw_obj *o, uint64_t off, uint64_t len, bool write);
+
+/* Is the server in its grace period (nfs4_recov.h)? */
+bool nfs4_state_in_grace(struct gw_srv *s);
 
 /* Counters for the stats output */
 struct nfs4_state_stats {
@@ -340,6 +344,7 @@ struct nfs4_state {
 	uint32_t *fd_users;
 	uint8_t *fd_pending;
 	size_t fd_cap;
+	struct nfs4_recov *recov; /* stable client records and grace; NULL: none */
 };
 
 /* Take / drop the state lock; dropping it closes the fds queued meanwhile. */

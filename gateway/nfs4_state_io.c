@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nfs4_recov.h"
 #include "nfs4_state.h"
 
 /* Share reservations a READ or WRITE with a special stateid must respect (nfsd: LOCKED) */
@@ -25,6 +26,8 @@ static uint32_t special_io_check(struct nfs4_state *st, const struct nfs4_statei
 
 	if (nfs4_sid_is_bypass(sid) && !write)
 		return NFS4_OK;
+	if (write && nfs4_recov_in_grace(st->recov))
+		return NFS4ERR_GRACE; /* it could overwrite a range whose lock is not reclaimed yet */
 	nfs4_state_lock(st);
 	f = nfs4_file_find(st, o, false);
 	for (s = f ? f->opens : NULL; s; s = s->f_next)

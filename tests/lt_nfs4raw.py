@@ -22,7 +22,8 @@ OP = dict(ACCESS=3, CREATE=6, GETATTR=9, GETFH=10, LINK=11, LOOKUP=15, LOOKUPP=1
           RENAME=29, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
           CREATE_SESSION=43, DESTROY_SESSION=44, SECINFO_NO_NAME=52, SEQUENCE=53,
           DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, READ=25, ALLOCATE=59, DEALLOCATE=62,
-          READ_PLUS=68, SEEK=69, WRITE=38)
+          READ_PLUS=68, SEEK=69, WRITE=38, CLOSE=4, LOCK=12, LOCKT=13, LOCKU=14, OPEN=18,
+          OPEN_CONFIRM=20, RENEW=30, SETCLIENTID=35, SETCLIENTID_CONFIRM=36)
 OPNAME = {v: k for k, v in OP.items()}
 
 ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=20,
@@ -32,7 +33,10 @@ ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=2
            BADTYPE=10007, WRONGSEC=10016, RESOURCE=10018, NOFILEHANDLE=10020,
            NOT_SAME=10027, SYMLINK=10029, RESTOREFH=10030, ATTRNOTSUPP=10032,
            BADXDR=10036, BADNAME=10041, REP_TOO_BIG=10066, WRONG_TYPE=10083,
-           OP_NOT_IN_SESSION=10071, UNION_NOTSUPP=10090)
+           OP_NOT_IN_SESSION=10071, UNION_NOTSUPP=10090, DENIED=10010, EXPIRED=10011,
+           GRACE=10013, SHARE_DENIED=10015, STALE_CLIENTID=10022, STALE_STATEID=10023,
+           BAD_STATEID=10025, NO_GRACE=10033, RECLAIM_BAD=10034, BADSESSION=10052,
+           COMPLETE_ALREADY=10054)
 ERRNAME = {v: k for k, v in ERR.items()}
 
 NF4REG, NF4DIR, NF4BLK, NF4CHR, NF4LNK, NF4SOCK, NF4FIFO = 1, 2, 3, 4, 5, 6, 7
@@ -171,6 +175,16 @@ def parse_res(op, d):
         return dict(eof=d.u32(), offset=d.u64())
     if name == "WRITE":
         return dict(count=d.u32(), committed=d.u32(), verf=d.fixed(8))
+    if name == "OPEN":
+        sid = d.fixed(16)
+        d.cinfo()
+        rflags = d.u32()
+        d.bitmap()
+        return dict(sid=sid, rflags=rflags, deleg=d.u32())
+    if name in ("OPEN_CONFIRM", "CLOSE", "LOCK", "LOCKU"):
+        return dict(sid=d.fixed(16))
+    if name == "SETCLIENTID":
+        return dict(clientid=d.u64(), verf=d.fixed(8))
     return None
 
 
@@ -238,10 +252,12 @@ class Session:
     """Minor version 1 or 2: a client ID and a session; call(ops) puts
     SEQUENCE first and returns the results of @ops only."""
 
-    def __init__(self, c, minor=1, maxresp=1 << 20, maxreq=1 << 20):
+    def __init__(self, c, minor=1, maxresp=1 << 20, maxreq=1 << 20, owner=None,
+                 reclaim_complete=True, verf=b"\0" * 8):
         self.c, self.minor = c, minor
-        owner = b"lt-nfs4raw-%d-%d" % (os.getpid(), id(self))
-        st, r = c.call(minor, [("EXCHANGE_ID", b"\0" * 8 + opaque(owner) + u32(0x1) + u32(0) +
+        if owner is None:
+            owner = b"lt-nfs4raw-%d-%d" % (os.getpid(), id(self))
+        st, r = c.call(minor, [("EXCHANGE_ID", verf + opaque(owner) + u32(0x1) + u32(0) +
                                 u32(0))])
         if st:
             raise ValueError("EXCHANGE_ID: " + errname(st))
@@ -252,7 +268,9 @@ class Session:
         if st:
             raise ValueError("CREATE_SESSION: " + errname(st))
         self.sid, self.seq = r[0][2]["sessionid"], 1
-        self.call([("RECLAIM_COMPLETE", u32(0))])
+        self.clientid = ex["clientid"]
+        if reclaim_complete:
+            self.call([("RECLAIM_COMPLETE", u32(0))])
 
     def call(self, ops):
         seq = ("SEQUENCE", self.sid + u32(self.seq) + u32(0) + u32(0) + u32(0))
@@ -356,3 +374,52 @@ def write(offset, data, stable=2, sid=ANON_STATEID):
 
 def deallocate(offset, length, sid=ANON_STATEID):
     return ("DEALLOCATE", sid + u64(offset) + u64(length))
+
+
+# ---------------------------------------------------------------- state (OPEN, LOCK, 4.0 client ID)
+SHARE_ACCESS_READ, SHARE_ACCESS_WRITE, SHARE_ACCESS_BOTH = 1, 2, 3
+READ_LT, WRITE_LT = 1, 2
+CLAIM_NULL, CLAIM_PREVIOUS, CLAIM_FH = 0, 1, 4
+OPEN4_RESULT_CONFIRM = 0x2
+
+
+def open_(seqid, owner, clientid=0, access=SHARE_ACCESS_BOTH, deny=0, create=False,
+          claim=CLAIM_NULL, name=b""):
+    """OPEN; claim CLAIM_NULL opens @name in the current directory,
+    CLAIM_PREVIOUS (a reclaim) and CLAIM_FH the current filehandle."""
+    a = u32(seqid) + u32(access) + u32(deny) + u64(clientid) + opaque(owner)
+    a += (u32(1) + u32(0) + bitmap([]) + opaque(b"")) if create else u32(0)
+    a += u32(claim)
+    if claim == CLAIM_NULL:
+        a += opaque(name)
+    elif claim == CLAIM_PREVIOUS:
+        a += u32(0)  # no delegation
+    return ("OPEN", a)
+
+
+def open_confirm(sid, seqid):
+    return ("OPEN_CONFIRM", sid + u32(seqid))
+
+
+def close(seqid, sid):
+    return ("CLOSE", u32(seqid) + sid)
+
+
+def lock_new(type_, offset, length, open_seqid, open_sid, lock_seqid, owner, clientid=0,
+             reclaim=False):
+    """LOCK by a new lock-owner (open_to_lock_owner4)"""
+    return ("LOCK", u32(type_) + u32(reclaim) + u64(offset) + u64(length) + u32(1) +
+            u32(open_seqid) + open_sid + u32(lock_seqid) + u64(clientid) + opaque(owner))
+
+
+def lockt(type_, offset, length, owner, clientid=0):
+    return ("LOCKT", u32(type_) + u64(offset) + u64(length) + u64(clientid) + opaque(owner))
+
+
+def setclientid(verf, name):
+    # no callback: an empty netid and address, program 0
+    return ("SETCLIENTID", verf + opaque(name) + u32(0) + opaque(b"tcp") + opaque(b"") + u32(0))
+
+
+def setclientid_confirm(clientid, verf):
+    return ("SETCLIENTID_CONFIRM", u64(clientid) + verf)
