@@ -22,6 +22,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "lacuna/ioctl.h"
 #include "lfs.h"
 #include "lfs_cred.h"
 #include "log.h"
@@ -62,18 +63,12 @@ static int lfs_stat_fd(int fd, struct stat *st)
 	return fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
-int lfs_do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+/* The entry of the inode @fd (an O_PATH fd, consumed) is open on */
+static int entry_of_fd(int fd, const char *name, struct fuse_entry_param *e)
 {
-	struct lfs_inode *dir = lfs_inode_of(parent), *inode, *fresh;
-	int fd, rc;
+	struct lfs_inode *inode, *fresh;
+	int rc;
 
-	memset(e, 0, sizeof(*e));
-	/* ".." of the root would lead out of the backing directory */
-	if (dir == &lfs.root && !strcmp(name, ".."))
-		name = ".";
-	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	rc = lfs_stat_fd(fd, &e->attr);
 	if (rc)
 		goto out_close;
@@ -119,10 +114,97 @@ out_close:
 	return rc;
 }
 
+int lfs_do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+{
+	struct lfs_inode *dir = lfs_inode_of(parent);
+	int fd;
+
+	memset(e, 0, sizeof(*e));
+	/* ".." of the root would lead out of the backing directory */
+	if (dir == &lfs.root && !strcmp(name, ".."))
+		name = ".";
+	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return entry_of_fd(fd, name, e);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * LACUNA_FH_NAME + hex (see include/lacuna/ioctl.h): the file the backing
+ * filesystem's handle names, found by open_by_handle_at(2) on the
+ * backing directory, without a path or a cached dentry.
+ */
+static int lookup_handle(const char *hex, struct fuse_entry_param *e)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char buf[LACUNA_FH_NAME_BYTES];
+	} h;
+	unsigned char bytes[LACUNA_FH_NAME_BYTES];
+	size_t n = strlen(hex), i;
+	uint32_t type = 0;
+	int mfd, fd, hi, lo;
+
+	memset(e, 0, sizeof(*e));
+	if (n < 10 || n % 2 || (n - 8) / 2 > LACUNA_FH_NAME_BYTES)
+		return -ENOENT;
+	for (i = 0; i < 8; i++) {
+		hi = hexval(hex[i]);
+		if (hi < 0)
+			return -ENOENT;
+		type = type << 4 | (uint32_t)hi;
+	}
+	h.fh.handle_type = (int)type;
+	h.fh.handle_bytes = (unsigned int)((n - 8) / 2);
+	for (i = 0; i < h.fh.handle_bytes; i++) {
+		hi = hexval(hex[8 + 2 * i]);
+		lo = hexval(hex[9 + 2 * i]);
+		if (hi < 0 || lo < 0)
+			return -ENOENT;
+		bytes[i] = (unsigned char)(hi << 4 | lo);
+	}
+	memcpy(h.fh.f_handle, bytes, h.fh.handle_bytes);
+	/* open_by_handle_at() wants a real fd of the filesystem, not O_PATH */
+	mfd = lfs_reopen(&lfs.root, O_RDONLY | O_DIRECTORY);
+	if (mfd < 0)
+		return mfd;
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	close(mfd);
+	if (fd < 0)
+		return errno == EINVAL ? -ENOENT : -errno;
+	memset(&e->attr, 0, sizeof(e->attr));
+	if (lfs_stat_fd(fd, &e->attr) == 0 && S_ISDIR(e->attr.st_mode)) {
+		/* a second name would move the directory's dentry: not for directories */
+		close(fd);
+		return -EISDIR;
+	}
+	return entry_of_fd(fd, "(by handle)", e);
+}
+
 void lfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param e;
-	int rc = lfs_do_lookup(parent, name, &e);
+	int rc;
+
+	if (!strncmp(name, LACUNA_FH_NAME, sizeof(LACUNA_FH_NAME) - 1)) {
+		/* as open_by_handle_at(): CAP_DAC_READ_SEARCH, i.e. root here */
+		rc = fuse_req_ctx(req)->uid == 0
+			     ? lookup_handle(name + sizeof(LACUNA_FH_NAME) - 1, &e)
+			     : -ENOENT;
+		if (!rc)
+			e.entry_timeout = 0; /* the name is no real entry: never cached */
+	} else {
+		rc = lfs_do_lookup(parent, name, &e);
+	}
 
 	if (rc)
 		fuse_reply_err(req, -rc);

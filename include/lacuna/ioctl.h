@@ -184,6 +184,19 @@ struct lacuna_write_inline {
 #define LACUNA_IOC_WRITE _IOWR(LACUNA_IOC_MAGIC, 4, struct lacuna_write)
 #define LACUNA_IOC_WRITE_INLINE _IOWR(LACUNA_IOC_MAGIC, 5, struct lacuna_write_inline)
 
+/*
+ * Lookup by file handle: in any directory of the mount, root (and only
+ * root) may look up LACUNA_FH_NAME followed by the backing filesystem's
+ * handle of a file (name_to_handle_at(2)) in lower-case hex: the 8 hex
+ * digits of handle_type, then the f_handle bytes, at most
+ * LACUNA_FH_NAME_BYTES of them. The entry is that file (not a
+ * directory), whatever its name or whether the kernel has it cached: an
+ * NFS server finds files from their handles after a reboot through it.
+ * The name never appears in a directory listing.
+ */
+#define LACUNA_FH_NAME ".lacuna-fh-"
+#define LACUNA_FH_NAME_BYTES 112
+
 /* Control socket messages */
 #define LACUNA_CTL_REGISTER 1 /* memfd attached; answer carries the token */
 #define LACUNA_CTL_UNREGISTER 2
