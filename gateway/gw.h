@@ -95,6 +95,13 @@ struct gw_xport {
 	uint64_t root_ino;	/* fileid of the export root */
 	int pseudo_node;	/* pseudo node it is mounted on (-1: it is the pseudo root) */
 	int cfg_idx;		/* index in gw.cfg->exports, -1 when no longer configured */
+	/*
+	 * A lacunafs that died (ENOTCONN) and was mounted again: the export
+	 * watcher (gw_exports_watch) swaps fd, bfd, hfd and lc for new ones
+	 * and bumps gen; fds from an older gen (open state) are not used.
+	 */
+	atomic_bool dead;
+	atomic_uint gen;
 };
 
 /*
@@ -178,6 +185,12 @@ static inline void gw_stat_add(atomic_ullong *c, long long n)
 int gw_exports_load(struct gw_srv *s, struct gw_config *cfg);
 /* The export with id @id, NULL if none is configured now (cfg_lock held). */
 struct gw_xport *gw_xport_find(struct gw_srv *s, uint32_t id);
+/*
+ * Once a second: notice lacunafs mounts that died and pick up their new
+ * mount at the same place. Runs on a thread of its own: a probe may wait
+ * on a lacunafs that hangs.
+ */
+void gw_exports_watch(struct gw_srv *s);
 /* Its configuration entry, NULL when no longer configured (cfg_lock held). */
 const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xport *xp);
 
@@ -209,6 +222,8 @@ void gw_obj_forget(struct gw_obj *o);
 void gw_obj_sweep(void);
 /* Drop the pseudo directories from the cache (before the tree is rebuilt). */
 void gw_obj_flush_pseudo(void);
+/* Drop every object of @xp from the cache (its mount was replaced) */
+void gw_obj_flush_xport(const struct gw_xport *xp);
 /* stat of the object (pseudo directories get a synthetic one). */
 int gw_obj_stat(struct gw_srv *s, struct gw_obj *o, struct stat *st);
 int gw_obj_statfs(struct gw_obj *o, struct statfs *sf);

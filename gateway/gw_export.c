@@ -32,7 +32,7 @@
 
 struct gw_srv gw = { .cfg_lock = PTHREAD_RWLOCK_INITIALIZER };
 
-static int open_sparse_client(struct gw_xport *xp);
+static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc);
 
 static uint32_t fnv1a(const char *s)
 {
@@ -128,7 +128,8 @@ static int make_root_fh(struct gw_xport *xp, struct stat *st)
 	if (name_to_handle_at(xp->bfd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0) {
 		int err = -errno;
 
-		log_err("%s: name_to_handle_at: %s (the backing filesystem must support file handles)",
+		log_err("%s: name_to_handle_at: %s (the backing filesystem must support file "
+			"handles)",
 			xp->back_path, strerror(errno));
 		return err;
 	}
@@ -223,7 +224,7 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 	if (err)
 		return err;
 	if (xp->lacunafs) {
-		err = open_sparse_client(xp);
+		err = open_sparse_client(xp, &xp->lc);
 		if (err)
 			return err;
 	}
@@ -241,20 +242,22 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
  * atomic. A pool larger than the mount takes as an arena (a max_record
  * too large for it) is refused: that would silently give up atomicity.
  */
-static int open_sparse_client(struct gw_xport *xp)
+static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc)
 {
 	struct lacuna_info info;
 	int fd, err = -EINVAL;
 
 	fd = open(xp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		log_warn("%s: open: %s: sparse reads will not be atomic", xp->path, strerror(errno));
+		log_warn("%s: open: %s: sparse reads will not be atomic", xp->path,
+			 strerror(errno));
 		return 0;
 	}
 	if (gw.pool && lacuna_is_lacunafs(fd, &info) &&
 	    chunk_pool_length(gw.pool) > info.arena_max) {
 		log_err("%s: the buffer pool max_record makes (%zu MiB) is more than this "
-			"lacunafs takes as an arena (%llu MiB): lower max_record or upgrade lacunafs",
+			"lacunafs takes as an arena (%llu MiB): lower max_record or upgrade "
+			"lacunafs",
 			xp->path, chunk_pool_length(gw.pool) >> 20,
 			(unsigned long long)(info.arena_max >> 20));
 		close(fd);
@@ -262,10 +265,10 @@ static int open_sparse_client(struct gw_xport *xp)
 	}
 	if (gw.pool && chunk_pool_fd(gw.pool) >= 0)
 		err = lacuna_client_open_arena(fd, chunk_pool_fd(gw.pool), chunk_pool_base(gw.pool),
-					       chunk_pool_length(gw.pool), &xp->lc);
+					       chunk_pool_length(gw.pool), lc);
 	close(fd);
 	if (err) {
-		xp->lc = NULL;
+		*lc = NULL;
 		log_warn("%s: lacunafs sparse-read client: %s: sparse reads will not be atomic",
 			 xp->path, strerror(-err));
 	}
@@ -378,6 +381,132 @@ static int pseudo_build(struct gw_srv *s)
 		xp->pseudo_node = node;
 	}
 	return 0;
+}
+
+/* ---------------------------------------------------------------- a lacunafs that dies */
+
+/*
+ * What a replaced mount leaves behind: workers may still be using the old
+ * fds and client (they read xp->fd without a lock), so they are kept until
+ * lacunad exits. One set per remount.
+ */
+static struct {
+	int *fds;
+	struct lacuna_client **lcs;
+	size_t nfds, nlcs;
+} retired;
+
+static void retire_fd(int fd)
+{
+	int *n = realloc(retired.fds, (retired.nfds + 1) * sizeof(*n));
+
+	if (!n)
+		return; /* leaked, not closed under a user */
+	retired.fds = n;
+	retired.fds[retired.nfds++] = fd;
+}
+
+static void retire_lc(struct lacuna_client *lc)
+{
+	struct lacuna_client **n;
+
+	if (!lc)
+		return;
+	n = realloc(retired.lcs, (retired.nlcs + 1) * sizeof(*n));
+	if (!n)
+		return;
+	retired.lcs = n;
+	retired.lcs[retired.nlcs++] = lc;
+}
+
+static bool dead_errno(int err)
+{
+	return err == ENOTCONN || err == ECONNABORTED;
+}
+
+/* A new lacunafs mounted at xp->path over the same backing directory: take it. */
+static int xport_revive(struct gw_xport *xp)
+{
+	char mnt[PATH_MAX], type[PATH_MAX], src[PATH_MAX], back[PATH_MAX * 2];
+	struct lacuna_client *lc = NULL;
+	int fd, bfd, hfd, err;
+	struct stat st, bst;
+
+	if (find_mount(xp->path, mnt, type, src, sizeof(mnt)) || strcmp(type, "fuse.lacunafs"))
+		return -ENOENT; /* not mounted (again) yet */
+	snprintf(back, sizeof(back), "%s%s", src,
+		 strcmp(mnt, "/") ? xp->path + strlen(mnt) : xp->path);
+	fd = open(xp->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	bfd = open(xp->back_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	hfd = open(xp->back_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = bfd < 0 || hfd < 0 ? -errno : 0;
+	if (!err && (fstat(fd, &st) < 0 || fstat(bfd, &bst) < 0))
+		err = -errno;
+	if (!err && (st.st_ino != bst.st_ino || st.st_ino != xp->root_ino)) {
+		log_err("export %s: the lacunafs mounted there now is not over %s (%s)", xp->path,
+			xp->back_path, back);
+		err = -EXDEV;
+	}
+	if (err) {
+		if (hfd >= 0)
+			close(hfd);
+		if (bfd >= 0)
+			close(bfd);
+		close(fd);
+		return err;
+	}
+	open_sparse_client(xp, &lc);
+	retire_fd(xp->fd);
+	retire_fd(xp->hfd);
+	retire_fd(xp->bfd);
+	retire_lc(xp->lc);
+	__atomic_store_n(&xp->lc, lc, __ATOMIC_RELEASE);
+	__atomic_store_n(&xp->hfd, hfd, __ATOMIC_RELEASE);
+	__atomic_store_n(&xp->bfd, bfd, __ATOMIC_RELEASE);
+	__atomic_store_n(&xp->fd, fd, __ATOMIC_RELEASE);
+	atomic_fetch_add(&xp->gen, 1);
+	gw_obj_flush_xport(xp);
+	atomic_store(&xp->dead, false);
+	log_info("export %s: lacunafs is mounted again over %s: serving it%s", xp->path,
+		 xp->back_path, lc ? "" : " (sparse reads not atomic)");
+	return 0;
+}
+
+static void xport_watch(struct gw_xport *xp)
+{
+	struct stat st;
+	int err;
+
+	if (!atomic_load(&xp->dead)) {
+		err = fstat(xp->fd, &st) < 0 ? errno : 0;
+		if (!dead_errno(err))
+			return;
+		atomic_store(&xp->dead, true);
+		gw_obj_flush_xport(xp);
+		log_err("export %s: lacunafs is gone (%s): answering NFS4ERR_DELAY until it is "
+			"mounted again there",
+			xp->path, strerror(err));
+	}
+	xport_revive(xp);
+}
+
+void gw_exports_watch(struct gw_srv *s)
+{
+	struct gw_xport **xps;
+	size_t i, n = 0;
+
+	/* exports are never freed: probe them without holding up a reload */
+	pthread_rwlock_rdlock(&s->cfg_lock);
+	xps = calloc(s->nxports ? s->nxports : 1, sizeof(*xps));
+	for (i = 0; xps && i < s->nxports; i++)
+		if (s->xports[i]->lacunafs && s->xports[i]->cfg_idx >= 0)
+			xps[n++] = s->xports[i];
+	pthread_rwlock_unlock(&s->cfg_lock);
+	for (i = 0; i < n; i++)
+		xport_watch(xps[i]);
+	free(xps);
 }
 
 int gw_exports_load(struct gw_srv *s, struct gw_config *cfg)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "lacuna/ioctl.h"
 #include "log.h"
 
 #define GW_OBJ_BUCKETS 8192
@@ -243,6 +244,19 @@ void gw_obj_flush_pseudo(void)
 	pthread_mutex_unlock(&cache.lock);
 }
 
+void gw_obj_flush_xport(const struct gw_xport *xp)
+{
+	struct obj_ext *e, *next;
+
+	pthread_mutex_lock(&cache.lock);
+	for (e = lru_head.next; e != &lru_head; e = next) {
+		next = e->next;
+		if (e->obj.xp == xp)
+			cache_remove_locked(&e->obj);
+	}
+	pthread_mutex_unlock(&cache.lock);
+}
+
 static struct gw_obj *pseudo_obj(struct gw_srv *s, uint32_t idx)
 {
 	struct gw_pseudo *p = &s->pseudo[idx];
@@ -388,6 +402,39 @@ static int backing_rel(struct gw_xport *xp, int bfd, char *rel, size_t size)
 	return 0;
 }
 
+/*
+ * Open a non-directory of a lacunafs export from its backing handle
+ * through lacunafs's lookup by handle (LACUNA_FH_NAME), for a file whose
+ * backing dentry is disconnected: after a reboot, nothing has looked its
+ * name up yet and the kernel knows no path for it.
+ */
+static int open_by_lfs_handle(struct gw_xport *xp, const struct file_handle *h,
+			      const struct stat *bst, int *fd)
+{
+	char name[sizeof(LACUNA_FH_NAME) + 8 + 2 * LACUNA_FH_NAME_BYTES];
+	const unsigned char *b = h->f_handle;
+	struct stat st;
+	size_t n;
+	unsigned int i;
+
+	if (h->handle_bytes > LACUNA_FH_NAME_BYTES)
+		return -ESTALE;
+	n = (size_t)snprintf(name, sizeof(name), "%s%08x", LACUNA_FH_NAME,
+			     (unsigned int)h->handle_type);
+	for (i = 0; i < h->handle_bytes; i++)
+		n += (size_t)snprintf(name + n, sizeof(name) - n, "%02x", b[i]);
+	*fd = openat(xp->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT || errno == ESTALE ? -ESTALE : -errno;
+	if (fstat(*fd, &st) < 0 || st.st_ino != bst->st_ino ||
+	    (st.st_mode & S_IFMT) != (bst->st_mode & S_IFMT)) {
+		close(*fd);
+		*fd = -1;
+		return -ESTALE;
+	}
+	return 0;
+}
+
 static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	struct {
@@ -430,6 +477,9 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 			if (!err || err != -ESTALE || tries == 2)
 				break;
 		}
+		/* no path (nothing cached since a reboot): lacunafs finds it by its handle */
+		if (err == -ESTALE && !S_ISDIR(bst.st_mode))
+			err = open_by_lfs_handle(xp, &h.fh, &bst, &fd);
 		if (err)
 			goto out_close_bfd;
 	}

@@ -207,6 +207,19 @@ static void *signal_thread(void *arg)
 	}
 }
 
+/* Notices lacunafs mounts that die and picks up their new mounts (gw_exports_watch) */
+static void *watch_thread(void *arg)
+{
+	struct timespec tick = { .tv_sec = 1 };
+
+	(void)arg;
+	while (!atomic_load(&gw.stopping)) {
+		nanosleep(&tick, NULL);
+		gw_exports_watch(&gw);
+	}
+	return NULL;
+}
+
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -254,7 +267,7 @@ static void *rdma_thread(void *arg)
 int main(int argc, char *argv[])
 {
 	struct gw_config *cfg;
-	pthread_t sigthr;
+	pthread_t sigthr, watchthr;
 #ifdef HAVE_RDMA
 	pthread_t rdmathr;
 	bool rdma = false;
@@ -333,6 +346,13 @@ int main(int argc, char *argv[])
 		goto out_state;
 	}
 	pthread_detach(sigthr);
+	err = pthread_create(&watchthr, NULL, watch_thread, NULL);
+	if (err) {
+		log_err("pthread_create: %s", strerror(err));
+		err = -err;
+		goto out_state;
+	}
+	pthread_detach(watchthr);
 #ifdef HAVE_RDMA
 	err = gw_rdma_ops.start(&gw);
 	if (err)

@@ -48,8 +48,9 @@ static const struct {
 	{ EOVERFLOW, NFS4ERR_INVAL },
 	{ ETXTBSY, NFS4ERR_ACCESS },
 	{ ENODEV, NFS4ERR_IO },	    /* a lacunafs mount that went away */
-	{ ENOTCONN, NFS4ERR_IO },   /* "Transport endpoint is not connected": dead FUSE */
-	{ ECONNABORTED, NFS4ERR_IO },
+	/* "Transport endpoint is not connected": a dead lacunafs, picked up again once remounted */
+	{ ENOTCONN, NFS4ERR_DELAY },
+	{ ECONNABORTED, NFS4ERR_DELAY },
 	{ EDEADLK, NFS4ERR_DEADLOCK },
 	{ ENOLCK, NFS4ERR_RESOURCE },
 	{ EWOULDBLOCK, NFS4ERR_DELAY },

@@ -403,7 +403,7 @@ static uint32_t open_state(struct nfs4_compound *c, struct open_args *a, struct 
 	struct nfs4_stateid sid;
 	struct nfs4_file *f;
 	struct nfs4_stid *s;
-	int m = accmode(access);
+	int m = accmode(access), m2;
 
 	if (r->truncate) {
 		if (!(access & OPEN4_SHARE_ACCESS_WRITE))
@@ -448,6 +448,15 @@ static uint32_t open_state(struct nfs4_compound *c, struct open_args *a, struct 
 			nfs4_state_unlock(st);
 			return NFS4ERR_RESOURCE;
 		}
+	}
+	if (s->gen != atomic_load(&r->obj->xp->gen)) {
+		/* fds of a lacunafs mount that died since: never used again */
+		for (m2 = 0; m2 < 3; m2++)
+			if (s->fds[m2] >= 0) {
+				nfs4_state_defer_close(st, s->fds[m2]);
+				s->fds[m2] = -1;
+			}
+		s->gen = atomic_load(&r->obj->xp->gen);
 	}
 	s->access |= access;
 	s->deny |= a->deny;

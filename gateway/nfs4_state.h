@@ -320,6 +320,7 @@ struct nfs4_stid {
 	uint32_t access, deny;
 	uint8_t access_bmap, deny_bmap; /* bit (1 << v) per mode value ever opened with */
 	int fds[3];			/* by O_ACCMODE: O_RDONLY, O_WRONLY, O_RDWR; -1 */
+	uint32_t gen;			/* the export's gen the fds were opened in */
 	/* lock */
 	struct nfs4_stid *open; /* the open stateid it came from */
 };

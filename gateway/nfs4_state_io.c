@@ -126,6 +126,8 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
 		got = open->fds[O_WRONLY] >= 0 ? open->fds[O_WRONLY] : open->fds[O_RDWR];
 	else
 		got = open->fds[O_RDONLY] >= 0 ? open->fds[O_RDONLY] : open->fds[O_RDWR];
+	if (open->gen != atomic_load(&o->xp->gen))
+		got = -1; /* opened on a lacunafs mount that died since: a new fd below */
 	if (got >= 0 && !borrow(st, got))
 		status = NFS4ERR_DELAY;
 	nfs4_state_unlock(st);
