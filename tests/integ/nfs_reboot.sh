@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# What a reboot and a lacunafs crash do to lacunad's file handles, on
+# ext4 and XFS:
+#
+# - handles of files, directories and symlinks taken before lacunad is
+#   stopped, lacunafs and the backing filesystem are unmounted and
+#   mounted again and the page, dentry and inode caches are dropped
+#   (nothing is cached: a reboot) resolve to the same objects with the
+#   same bytes after lacunad starts again, through lacunafs's lookup by
+#   handle;
+# - lacunafs killed under a running lacunad: lacunad answers errors
+#   (NFS4ERR_DELAY) and lives on, and once lacunafs is mounted again the
+#   same old handles read the same bytes, without restarting lacunad.
+. "$top_srcdir/tests/lib.sh"
+lt_init
+. "$top_srcdir/tests/lib_nfs.sh"
+nfs_require_server
+lt_require_cmd python3
+lt_require_fuse
+[ "$LT_NFS_SERVER" = lacunad ] || lt_skip "lacunafs's lookup by handle is lacunad's"
+
+HANDLES="$top_srcdir/tests/lt_handles.py"
+export PYTHONPATH="$top_srcdir/tests"
+PATHS=(dir dir/sub dir/sub/file deep/a/b/c/file link dir/sparse top)
+
+handles() { python3 "$HANDLES" "$NFS_PORT" "$@"; }
+drop_caches() { sync && echo 3 >/proc/sys/vm/drop_caches; }
+# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
+wait_for() {
+	local t=$1 what=$2 i
+	shift 2
+	for ((i = 0; i < t * 2; i++)); do
+		"$@" && return 0
+		sleep 0.5
+	done
+	echo "# timed out after $t s waiting for $what (last status: ${LAST_STATUS:-})"
+	return 1
+}
+status_is() {
+	LAST_STATUS=$(handles status "$1" 2>&1 | tail -n 1)
+	[ "$LAST_STATUS" = "$2" ]
+}
+
+run_fs() {
+	local fs=$1 mnt img j=$LT_TMP/handles-$1.json
+	nfs_make_export "$fs" "r$fs"
+	mnt=$NFS_EXPORT
+	img=$LT_TMP/r$fs.img
+	mkdir -p "$mnt/dir/sub" "$mnt/deep/a/b/c" || lt_hard "mkdir"
+	head -c 300000 /dev/urandom >"$mnt/dir/sub/file" || lt_hard "write"
+	echo deep >"$mnt/deep/a/b/c/file" && echo top >"$mnt/top" || lt_hard "write"
+	ln -s dir/sub/file "$mnt/link" || lt_hard "symlink"
+	truncate -s 64M "$mnt/dir/sparse" && echo tail | dd of="$mnt/dir/sparse" bs=1M seek=40 \
+		conv=notrunc status=none || lt_hard "sparse file"
+
+	nfs_start "$mnt"
+	handles save "$j" "${PATHS[@]}" || lt_hard "save handles"
+	nfs_stop
+
+	# a reboot: nothing of the files is left in any cache
+	lt_stop_lacunafs "$mnt"
+	umount "$NFS_BACKING" || lt_hard "umount $NFS_BACKING"
+	drop_caches
+	mount -o loop "$img" "$NFS_BACKING" || lt_hard "mount $img"
+	drop_caches
+	lt_mount_lacunafs "$NFS_BACKING" "$mnt"
+	nfs_start "$mnt"
+	lt_run_checks "$fs: after a reboot" 300 python3 "$HANDLES" "$NFS_PORT" check "$j"
+
+	# lacunafs dies under a running lacunad, then comes back
+	kill -KILL "$LT_LFS_PID"
+	lt_check "$fs: lacunafs dead: the handle answers DELAY" \
+		wait_for 60 "NFS4ERR_DELAY" status_is "$j" DELAY
+	lt_check "$fs: lacunafs dead: lacunad lives on" nfs_alive
+	umount -l "$mnt" || lt_hard "umount -l $mnt"
+	drop_caches
+	lt_mount_lacunafs "$NFS_BACKING" "$mnt"
+	lt_check "$fs: lacunafs back: lacunad picks the new mount up" \
+		wait_for 60 "the handle to read again" status_is "$j" OK
+	lt_run_checks "$fs: after lacunafs came back" 300 python3 "$HANDLES" "$NFS_PORT" check "$j"
+	lt_check "$fs: the log says lacunafs went and came back" \
+		grep -q "lacunafs is mounted again" "$NFS_LOG"
+	nfs_stop
+	lt_stop_lacunafs "$mnt"
+}
+
+run_fs ext4
+run_fs xfs
+lt_done
