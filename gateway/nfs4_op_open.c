@@ -467,6 +467,9 @@ static uint32_t open_state(struct nfs4_compound *c, struct open_args *a, struct 
 		r->fd = -1;
 	}
 	sid = s->sid;
+	/* a reclaim is never confirmed (RFC 7530 §16.16.5, as nfsd) */
+	if (a->claim == CLAIM_PREVIOUS)
+		oo->confirmed = true;
 	rflags = OPEN4_RESULT_LOCKTYPE_POSIX;
 	if (c->minor == 0 && !oo->confirmed)
 		rflags |= OPEN4_RESULT_CONFIRM;

@@ -58,6 +58,7 @@ class StateClient:
         self.minor, self.name = minor, name
         self.c = Client(port)
         self.oseq = 0
+        self.last_confirm = False
         if minor == 0:
             st, r = self.c.call(0, [setclientid(b"lt-verf1", name)])
             if st:
@@ -92,6 +93,7 @@ class StateClient:
             return st, None
         res, fh = r[-2][2], r[-1][2]
         sid = res["sid"]
+        self.last_confirm = bool(res["rflags"] & OPEN4_RESULT_CONFIRM)
         if res["rflags"] & OPEN4_RESULT_CONFIRM:
             st, r = self.call([putfh(fh), open_confirm(sid, self.oseq)])
             self._bump(r, "OPEN_CONFIRM")
@@ -136,6 +138,8 @@ def load(path):
 def reclaim_open_lock(a, fh):
     st, sid = a.open([putfh(fh)], claim=CLAIM_PREVIOUS)
     check("reclaim: OPEN CLAIM_PREVIOUS by the recorded client", 0, st)
+    if a.minor == 0:
+        check("reclaim: a 4.0 reclaim needs no OPEN_CONFIRM", False, a.last_confirm)
     if st:
         return None
     check("reclaim: LOCK reclaim of bytes 0-4095", 0,

@@ -10,7 +10,8 @@
 # other clients out. Then: grace off, a corrupt and a torn record (set
 # aside, never trusted), grace that ends by time when a recorded client
 # never comes back (its record goes), records removed when a lease
-# expires, and a state directory that is in use or open to others.
+# expires, and a state directory that is in use or open to others. The
+# export is lacunafs over ext4.
 . "$top_srcdir/tests/lib.sh"
 lt_init
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -20,9 +21,10 @@ lt_require_cmd python3
 
 GRACE="$top_srcdir/tests/lt_grace.py"
 export PYTHONPATH="$top_srcdir/tests"
-EXP=$LT_TMP/export
+lt_require_fuse
+nfs_make_export ext4 grace
+EXP=$NFS_EXPORT
 STATE=$LT_TMP/state
-mkdir -p "$EXP" && chmod 755 "$EXP"
 
 grace() { nfs_run python3 "$GRACE" "$@"; }
 records() { find "$STATE" -maxdepth 1 -name 'client-*' ! -name '*.corrupt' | wc -l; }
