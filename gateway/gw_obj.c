@@ -492,7 +492,25 @@ out_close_bfd:
 	return err;
 }
 
+static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out);
+
 int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
+{
+	int err = obj_from_fh(s, fh, len, out);
+
+	if (err == -EBADF) {
+		char hex[2 * 32 + 1];
+		size_t i;
+
+		for (i = 0; i < len && i < 32; i++)
+			snprintf(hex + 2 * i, 3, "%02x", fh[i]);
+		hex[2 * i] = '\0';
+		log_debug("bad handle (%zu bytes): %s", len, hex);
+	}
+	return err;
+}
+
+static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	struct gw_obj *o;
 
