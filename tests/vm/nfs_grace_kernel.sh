@@ -1,0 +1,195 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The Linux kernel client keeps its open file and its fcntl lock across
+# restarts of lacunad, in the test VM (tests/vm): lacunad serves a
+# lacunafs mount over ext4, with its client records in a state directory
+# of the test's own.
+#
+# For vers=4.0 and then vers=4.2 (each a mount of its own, hard), a guest
+# process opens a file, writes to it and takes a write lock on the whole
+# file with fcntl. The host then kills lacunad with SIGKILL (4.0) or
+# stops it with SIGTERM (4.2) and starts it again on the same port and
+# state directory. The holder goes on: its next write and read must
+# succeed (the client reclaims its open and lock in the grace period),
+# another guest process must still be refused the lock, and the guest
+# must not log "lost locks". On the host the backing file holds exactly
+# what the holder wrote, and lacunad's log shows the grace period and the
+# reclaimed opens and locks.
+#
+# Skips (77) where the VM cannot run (no qemu, no kernel package).
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/vm/vm.sh"
+. "$top_srcdir/tests/lib_nfs.sh"
+lt_init
+nfs_require_server
+[ "$LT_NFS_SERVER" = lacunad ] || lt_skip "the grace period tested here is lacunad's"
+lt_require_cmd python3
+vm_require
+
+nfs_make_export ext4 ext4
+backing=$NFS_BACKING
+dir=$NFS_EXPORT
+share="$LT_TMP/share"
+state="$LT_TMP/state"
+mkdir -p "$share"
+LEASE=15
+
+cat >"$share/holder.py" <<'HOLDER'
+# holder.py FILE SHARE TAG: open, write, lock; wait for the host's restart; write, read, check
+import fcntl, os, sys, time
+path, share, tag = sys.argv[1:4]
+def flag(name):
+    open(os.path.join(share, name), "w").close()
+def wait(name, t):
+    for _ in range(t * 10):
+        if os.path.exists(os.path.join(share, name)):
+            return True
+        time.sleep(0.1)
+    return False
+before, after = ("before-%s\n" % tag).encode(), ("after-%s\n" % tag).encode()
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, before)
+os.fsync(fd)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("locked=ok", flush=True)
+flag("locked-" + tag)
+if not wait("restarted-" + tag, 600):
+    print("restarted=timeout")
+    sys.exit(1)
+try:
+    os.pwrite(fd, after, len(before))
+    os.fsync(fd)
+    print("write_after=ok", flush=True)
+except OSError as e:
+    print("write_after=%s" % e.strerror, flush=True)
+try:
+    got = os.pread(fd, 4096, 0)
+    print("read_after=%s" % ("ok" if got == before + after else repr(got)), flush=True)
+except OSError as e:
+    print("read_after=%s" % e.strerror, flush=True)
+pid = os.fork()
+if pid == 0:
+    fd2 = os.open(path, os.O_RDWR)
+    try:
+        fcntl.lockf(fd2, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        print("other_lock=granted", flush=True)
+    except OSError as e:
+        print("other_lock=%s" % ("refused" if e.errno in (11, 13) else e.strerror), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+fcntl.lockf(fd, fcntl.LOCK_UN)
+os.close(fd)
+print("done=ok", flush=True)
+HOLDER
+
+cat >"$share/guest.sh" <<'GUEST'
+m=/tmp/nfs
+mkdir -p "$m"
+r() { echo "$1=$2"; }
+step() { echo "# $(cut -d' ' -f1 /proc/uptime) s: $*" >&2; }
+for v in 4.0 4.2; do
+	t=v${v/./}
+	step "mount vers=$v"
+	if ! timeout 120 mount -t nfs4 -o "vers=$v,port=$PORT,proto=tcp,hard,timeo=100" \
+		10.0.2.2:/ "$m"; then
+		r "${t}_mount" fail
+		continue
+	fi
+	r "${t}_mount" ok
+	step "holder runs (the host restarts lacunad meanwhile)"
+	timeout 900 python3 "$SHARE/holder.py" "$m/held-$t" "$SHARE" "$t" | sed "s/^/${t}_/"
+	r "${t}_lost_locks" "$(dmesg | grep -c 'lost .* locks')"
+	step "umount"
+	umount "$m" && r "${t}_umount" ok
+done
+step "done"
+GUEST
+
+start() {
+	nfs_start "$dir" --threads 2 --state-dir "$state" --lease-time "$LEASE" "$@"
+}
+# restart HOW: stop lacunad (crash: SIGKILL, stop: SIGTERM), start it again on the same port
+restart() {
+	local port=$NFS_PORT i
+	if [ "$1" = crash ]; then nfs_crash; else nfs_stop; fi
+	NFS_N=$((NFS_N + 1))
+	NFS_LOG="$LT_TMP/lacunad.$NFS_N.log"
+	setsid "$LACUNAD" --export "$dir" --export-options no_root_squash --threads 2 \
+		--state-dir "$state" --lease-time "$LEASE" --listen "127.0.0.1:$port" -f \
+		</dev/null >"$NFS_LOG" 2>&1 &
+	NFS_PID=$!
+	NFS_RUNNING[$NFS_PID]=1
+	lt_push_cleanup "_nfs_kill $NFS_PID"
+	for ((i = 0; i < 600; i++)); do
+		ss -Hltn "sport = :$port" | grep -q . && return 0
+		kill -0 "$NFS_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	sed 's/^/# server: /' "$NFS_LOG"
+	lt_hard "lacunad did not start again on port $port"
+}
+
+start
+logs=()
+t0=$SECONDS
+vm_pid=""
+stop_vm() { [ -n "$vm_pid" ] && kill "$vm_pid"; }
+lt_push_cleanup stop_vm
+(cd "$share" && exec "$VM_SH" run --share "$share" --timeout 1500 \
+	--env "PORT=$NFS_PORT" --env "SHARE=$share" \
+	-- bash "$share/guest.sh") >"$LT_TMP/out" 2>"$LT_TMP/err" &
+vm_pid=$!
+for t in v40 v42; do
+	how=crash
+	[ $t = v42 ] && how=stop
+	while kill -0 $vm_pid 2>/dev/null && [ ! -e "$share/locked-$t" ]; do
+		sleep 0.2
+	done
+	[ -e "$share/locked-$t" ] || break
+	lt_log "$t: the guest holds its lock: lacunad $how and start"
+	logs+=("$NFS_LOG")
+	restart $how
+	logs+=("$NFS_LOG")
+	: >"$share/restarted-$t"
+	eval "log_$t=\$NFS_LOG"
+done
+wait $vm_pid
+rc=$?
+vm_pid=""
+lt_log "VM run: $((SECONDS - t0)) s"
+sed 's/^/# guest: /' "$LT_TMP/out"
+sed 's/^/# guest stderr: /' "$LT_TMP/err"
+[ "$rc" = 77 ] && lt_skip "vm.sh run: $(tail -n 1 "$LT_TMP/err")"
+[ "$rc" = 99 ] && lt_hard "the VM failed"
+[ "$rc" = 124 ] && lt_fail "the VM hit its time limit (lacunad hung?)"
+lt_check "lacunad is alive after the restarts" nfs_alive
+nfs_stop
+
+val() { sed -n "s/^$1=//p" "$LT_TMP/out" | tail -n 1; }
+for t in v40 v42; do
+	vers="${t:1:1}.${t:2:1}"
+	how=crash
+	[ $t = v42 ] && how=stop
+	lt_check_eq "vers=$vers: mount" ok "$(val "${t}_mount")"
+	lt_check_eq "vers=$vers: the holder locked the file" ok "$(val "${t}_locked")"
+	lt_check_eq "vers=$vers, after a $how: the holder's write succeeds" ok "$(val "${t}_write_after")"
+	lt_check_eq "vers=$vers, after a $how: its read gives what it wrote" ok "$(val "${t}_read_after")"
+	lt_check_eq "vers=$vers, after a $how: another process is still refused the lock" \
+		refused "$(val "${t}_other_lock")"
+	lt_check_eq "vers=$vers, after a $how: no lost locks in the guest's log" 0 "$(val "${t}_lost_locks")"
+	lt_check_eq "vers=$vers: the backing file holds what the holder wrote" \
+		"before-$t after-$t" "$(tr '\n' ' ' <"$backing/held-$t" | sed 's/ $//')"
+	log=$(eval echo "\${log_$t:-}")
+	if [ -n "$log" ]; then
+		lt_check "vers=$vers: lacunad started with a grace period" \
+			grep -qE "grace period starts: [0-9]+ recorded client" "$log"
+		lt_check "vers=$vers: lacunad logged the reclaimed open and lock" \
+			grep -qE "grace period ends: .*[1-9][0-9]* open\(s\), [1-9][0-9]* lock\(s\)" "$log"
+		sed -n 's/^/# lacunad: /; /grace/p' "$log"
+	else
+		lt_fail "vers=$vers: lacunad was not restarted (the guest never locked)"
+	fi
+done
+lt_done
