@@ -136,6 +136,10 @@ const char *nfs4_status_name(uint32_t status)
 		S(NFS4ERR_NOT_ONLY_OP);
 		S(NFS4ERR_WRONG_TYPE);
 		S(NFS4ERR_UNION_NOTSUPP);
+		S(NFS4ERR_GRACE);
+		S(NFS4ERR_NO_GRACE);
+		S(NFS4ERR_RECLAIM_BAD);
+		S(NFS4ERR_COMPLETE_ALREADY);
 #undef S
 	}
 	return "NFS4ERR_?";
