@@ -17,6 +17,12 @@
 # what the holder wrote, and lacunad's log shows the grace period and the
 # reclaimed opens and locks.
 #
+# Last, a reboot of the server's side while a guest process has a file
+# open on a vers=4.2 mount: lacunad stops, lacunafs and the backing ext4
+# are unmounted, the host's caches dropped, and all come back; the guest,
+# its own caches dropped, reads the same bytes through the same open
+# file (the old file handle, resolved with nothing cached).
+#
 # Skips (77) where the VM cannot run (no qemu, no kernel package).
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 . "$top_srcdir/tests/lib.sh"
@@ -84,6 +90,34 @@ os.close(fd)
 print("done=ok", flush=True)
 HOLDER
 
+cat >"$share/reader.py" <<'READER'
+# reader.py FILE SHARE: open FILE, hash it, wait for the host's "reboot", drop caches, hash it again
+import hashlib, os, sys, time
+path, share = sys.argv[1:3]
+def sha(fd):
+    h, off = hashlib.sha256(), 0
+    while True:
+        b = os.pread(fd, 1 << 20, off)
+        if not b:
+            return h.hexdigest()
+        h.update(b)
+        off += len(b)
+fd = os.open(path, os.O_RDONLY)
+print("sha_before=%s" % sha(fd), flush=True)
+open(os.path.join(share, "opened-reboot"), "w").close()
+for _ in range(6000):
+    if os.path.exists(os.path.join(share, "rebooted")):
+        break
+    time.sleep(0.1)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+with open("/proc/sys/vm/drop_caches", "w") as f:
+    f.write("3\n")
+try:
+    print("sha_after=%s" % sha(fd), flush=True)
+except OSError as e:
+    print("sha_after=%s" % e.strerror, flush=True)
+READER
+
 cat >"$share/guest.sh" <<'GUEST'
 m=/tmp/nfs
 mkdir -p "$m"
@@ -104,16 +138,29 @@ for v in 4.0 4.2; do
 	step "umount"
 	umount "$m" && r "${t}_umount" ok
 done
+t=reboot
+step "mount vers=4.2 for the reboot"
+if timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,proto=tcp,hard,timeo=100" 10.0.2.2:/ "$m"; then
+	r reboot_mount ok
+	step "reader runs (the host reboots the server's side meanwhile)"
+	timeout 900 python3 "$SHARE/reader.py" "$m/data" "$SHARE" | sed "s/^/reboot_/"
+	r reboot_ls "$(ls "$m" | tr '\n' ' ')"
+	umount "$m" && r reboot_umount ok
+fi
 step "done"
 GUEST
 
 start() {
 	nfs_start "$dir" --threads 2 --state-dir "$state" --lease-time "$LEASE" "$@"
 }
-# restart HOW: stop lacunad (crash: SIGKILL, stop: SIGTERM), start it again on the same port
+# restart HOW: stop lacunad (crash: SIGKILL, stop: SIGTERM, none: it is down),
+# start it again on the same port
 restart() {
 	local port=$NFS_PORT i
-	if [ "$1" = crash ]; then nfs_crash; else nfs_stop; fi
+	case $1 in
+	crash) nfs_crash ;;
+	stop) nfs_stop ;;
+	esac
 	NFS_N=$((NFS_N + 1))
 	NFS_LOG="$LT_TMP/lacunad.$NFS_N.log"
 	setsid "$LACUNAD" --export "$dir" --export-options no_root_squash --threads 2 \
@@ -131,6 +178,7 @@ restart() {
 	lt_hard "lacunad did not start again on port $port"
 }
 
+head -c $((3 * 1048576 + 12345)) /dev/urandom >"$dir/data" || lt_hard "making data"
 start
 logs=()
 t0=$SECONDS
@@ -155,6 +203,22 @@ for t in v40 v42; do
 	: >"$share/restarted-$t"
 	eval "log_$t=\$NFS_LOG"
 done
+# a reboot of the server's side: lacunad, lacunafs and the backing
+# filesystem all go, the caches are dropped, all come back
+while kill -0 $vm_pid 2>/dev/null && [ ! -e "$share/opened-reboot" ]; do
+	sleep 0.2
+done
+if [ -e "$share/opened-reboot" ]; then
+	lt_log "reboot: the guest has data open: lacunad, lacunafs and ext4 go and come back"
+	nfs_stop
+	lt_stop_lacunafs "$dir"
+	umount "$backing" || lt_hard "umount $backing"
+	sync && echo 3 >/proc/sys/vm/drop_caches
+	mount -o loop "$LT_TMP/ext4.img" "$backing" || lt_hard "mount $backing again"
+	lt_mount_lacunafs "$backing" "$dir"
+	restart none # the server is down already: start it
+	: >"$share/rebooted"
+fi
 wait $vm_pid
 rc=$?
 vm_pid=""
@@ -192,4 +256,10 @@ for t in v40 v42; do
 		lt_fail "vers=$vers: lacunad was not restarted (the guest never locked)"
 	fi
 done
+lt_check_eq "reboot: mount" ok "$(val reboot_mount)"
+lt_check_eq "reboot: the open file reads the same bytes after it" \
+	"$(val reboot_sha_before)" "$(val reboot_sha_after)"
+lt_check_eq "reboot: ... which are the file's" "$(sha256sum <"$backing/data" | cut -d' ' -f1)" \
+	"$(val reboot_sha_after)"
+lt_check "reboot: the mount lists the files" grep -q "data" <<<"$(val reboot_ls)"
 lt_done
