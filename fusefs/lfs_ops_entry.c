@@ -180,7 +180,7 @@ static int lookup_handle(const char *hex, struct fuse_entry_param *e)
 	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	close(mfd);
 	if (fd < 0)
-		return errno == EINVAL ? -ENOENT : -errno;
+		return errno == EINVAL || errno == ESTALE ? -ENOENT : -errno;
 	memset(&e->attr, 0, sizeof(e->attr));
 	if (lfs_stat_fd(fd, &e->attr) == 0 && S_ISDIR(e->attr.st_mode)) {
 		/* a second name would move the directory's dentry: not for directories */
