@@ -43,6 +43,38 @@ status_is() {
 	[ "$LAST_STATUS" = "$2" ]
 }
 
+# backing_handle PATH: name_to_handle_at(2) of PATH as lacunafs's lookup name wants it
+backing_handle() {
+	python3 - "$1" <<'PY'
+import ctypes, sys
+class FH(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_uint), ("type", ctypes.c_int), ("h", ctypes.c_ubyte * 128)]
+fh, mnt = FH(), ctypes.c_int()
+fh.bytes = 128
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.name_to_handle_at(-100, sys.argv[1].encode(), ctypes.byref(fh), ctypes.byref(mnt), 0):
+    sys.exit("name_to_handle_at: errno %d" % ctypes.get_errno())
+print("%08x%s" % (fh.type & 0xffffffff, bytes(fh.h[:fh.bytes]).hex()))
+PY
+}
+
+# lacunafs's lookup by handle itself: root finds the file, others nothing, no directories
+check_lookup_by_handle() {
+	local fs=$1 mnt=$2 h hd out
+	h=$(backing_handle "$NFS_BACKING/dir/sub/file") || lt_hard "name_to_handle_at"
+	hd=$(backing_handle "$NFS_BACKING/dir") || lt_hard "name_to_handle_at"
+	lt_check_eq "$fs: root looks a file up by its handle" "$(stat -c %i "$NFS_BACKING/dir/sub/file")" \
+		"$(stat -c %i "$mnt/deep/.lacuna-fh-$h" 2>&1)"
+	lt_check "$fs: ... and reads it" cmp "$mnt/.lacuna-fh-$h" "$NFS_BACKING/dir/sub/file"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups stat "$mnt/.lacuna-fh-$h" 2>&1)
+	lt_check "$fs: another user finds nothing there" grep -q "No such file" <<<"$out"
+	out=$(stat "$mnt/.lacuna-fh-$hd" 2>&1)
+	lt_check "$fs: a directory is not looked up by handle" grep -q "Is a directory" <<<"$out"
+	out=$(stat "$mnt/.lacuna-fh-0000000112" 2>&1)
+	lt_check "$fs: a handle naming nothing: no such file" grep -q "No such file" <<<"$out"
+	lt_check "$fs: the name is in no listing" eval '! ls -a "$mnt" | grep -q lacuna-fh'
+}
+
 run_fs() {
 	local fs=$1 mnt img j=$LT_TMP/handles-$1.json
 	nfs_make_export "$fs" "r$fs"
@@ -55,6 +87,7 @@ run_fs() {
 	truncate -s 64M "$mnt/dir/sparse" && echo tail | dd of="$mnt/dir/sparse" bs=1M seek=40 \
 		conv=notrunc status=none || lt_hard "sparse file"
 
+	check_lookup_by_handle "$fs" "$mnt"
 	nfs_start "$mnt"
 	handles save "$j" "${PATHS[@]}" || lt_hard "save handles"
 	nfs_stop
