@@ -83,6 +83,16 @@ sleep 1
 lt_check "SIGHUP with a broken file: refused with FILE:LINE" grep -q "lacunad.conf:6:" "$log"
 out=$(timeout 30 nfs-cat "$(url "$B/file-b")" 2>&1)
 lt_check_eq "SIGHUP with a broken file: old configuration kept" "in b" "$out"
+sed -i -e '$d' -e 's/^lease_time = 10$/lease_time = 20/' "$conf"
+printf '%s\n' "threads = 3" "grace = off" >>"$conf"
+kill -HUP "$pid"
+sleep 1
+lt_check "SIGHUP: a setting taken at start is said to need a restart" \
+	grep -q "reload: threads stays .* until lacunad is restarted" "$log"
+lt_check "SIGHUP: ... grace too" grep -q "reload: grace applies at the next start" "$log"
+lt_check "SIGHUP: lease_time is applied" grep -q "reloaded .*lease 20 s" "$log"
+lt_check "stats file: grace and client records" grep -q "^grace 0" "$LT_TMP/stats"
+lt_check "stats file: ... the records of clients holding state" grep -q "^client_records " "$LT_TMP/stats"
 kill -TERM "$pid"
 wait "$pid"
 lt_check_eq "SIGTERM: exit 0" 0 $?
