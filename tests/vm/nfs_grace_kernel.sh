@@ -42,53 +42,7 @@ state="$LT_TMP/state"
 mkdir -p "$share"
 LEASE=15
 
-cat >"$share/holder.py" <<'HOLDER'
-# holder.py FILE SHARE TAG: open, write, lock; wait for the host's restart; write, read, check
-import fcntl, os, sys, time
-path, share, tag = sys.argv[1:4]
-def flag(name):
-    open(os.path.join(share, name), "w").close()
-def wait(name, t):
-    for _ in range(t * 10):
-        if os.path.exists(os.path.join(share, name)):
-            return True
-        time.sleep(0.1)
-    return False
-before, after = ("before-%s\n" % tag).encode(), ("after-%s\n" % tag).encode()
-fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-os.write(fd, before)
-os.fsync(fd)
-fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-print("locked=ok", flush=True)
-flag("locked-" + tag)
-if not wait("restarted-" + tag, 600):
-    print("restarted=timeout")
-    sys.exit(1)
-try:
-    os.pwrite(fd, after, len(before))
-    os.fsync(fd)
-    print("write_after=ok", flush=True)
-except OSError as e:
-    print("write_after=%s" % e.strerror, flush=True)
-try:
-    got = os.pread(fd, 4096, 0)
-    print("read_after=%s" % ("ok" if got == before + after else repr(got)), flush=True)
-except OSError as e:
-    print("read_after=%s" % e.strerror, flush=True)
-pid = os.fork()
-if pid == 0:
-    fd2 = os.open(path, os.O_RDWR)
-    try:
-        fcntl.lockf(fd2, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        print("other_lock=granted", flush=True)
-    except OSError as e:
-        print("other_lock=%s" % ("refused" if e.errno in (11, 13) else e.strerror), flush=True)
-    os._exit(0)
-os.waitpid(pid, 0)
-fcntl.lockf(fd, fcntl.LOCK_UN)
-os.close(fd)
-print("done=ok", flush=True)
-HOLDER
+cp "$top_srcdir/tests/vm/lock_holder.py" "$share/holder.py" || lt_hard "copying lock_holder.py"
 
 cat >"$share/reader.py" <<'READER'
 # reader.py FILE SHARE: open FILE, hash it, wait for the host's "reboot", drop caches, hash it again

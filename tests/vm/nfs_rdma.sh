@@ -50,6 +50,12 @@
 # writes and reads a new file, lacunad runs, and its log shows a refused
 # transport header and a failed RDMA Read or Write.
 #
+# Then a guest process holds an open file and an fcntl lock on a vers=4.2
+# proto=rdma mount while lacunad is killed (-9) and started again: the
+# client reclaims both in the grace period, the holder's write and read
+# succeed, another process is still refused the lock, the file holds
+# what the holder wrote and the guest logs no lost locks.
+#
 # lacunad must still run at the end and exit 0 on SIGTERM; its log is
 # printed when something failed.
 #
@@ -101,6 +107,7 @@ mkdir -p "$share"
 
 # ---- one NFS WRITE is applied whole (both VM runs use this)
 mkdir -p "$share/py"
+cp "$top_srcdir/tests/vm/lock_holder.py" "$share/" || lt_hard "copying lock_holder.py"
 cp "$top_srcdir/tests/lt_rp_uniform.py" "$top_srcdir/tests/lt_nfs4raw.py" "$share/py/" ||
 	lt_hard "copying the Python checker into $share/py failed"
 cat >"$share/uniform.sh" <<'GUEST'
@@ -377,6 +384,25 @@ client
 . "$RG_DIR/uniform.sh"
 uniform u --replies 1000
 [ "$RG_PROTO" = rdma ] && hostile
+# the client keeps its open file and lock across a crash of lacunad
+step "grace: mount vers=4.2 proto=$RG_PROTO"
+if rg_mount 4.2 "$m"; then
+	rm -f "$RG_DIR/locked-g" "$RG_DIR/restarted-g"
+	python3 "$RG_DIR/lock_holder.py" "$m/held-g" "$RG_DIR" g >/tmp/holder.out 2>&1 &
+	hp=$!
+	for ((i = 0; i < 600; i++)); do
+		[ -e "$RG_DIR/locked-g" ] && break
+		sleep 0.1
+	done
+	step "grace: lacunad killed (-9) and started again"
+	rg_restart_lacunad crash && r g_restarted ok
+	: >"$RG_DIR/restarted-g"
+	wait $hp
+	sed 's/^/g_/' /tmp/holder.out
+	r g_lost_locks "$(dmesg | grep -c 'lost .* locks')"
+	r g_backing "$(tr '\n' ' ' <"$RG_BACKING/held-g")"
+	umount "$m"
+fi
 r lacunad_running "$(kill -0 "$RG_LACUNAD_PID" 2>/dev/null && echo yes || echo no)"
 r rxe "$RG_RXE"
 step done
@@ -617,6 +643,15 @@ lt_check "$w: lacunad wrote with pwrite (write_not_atomic +$d, $(val p_writes "$
 	ge "$d" "$(val p_writes "$o")"
 lt_check_eq "$w: lacunad exits 0 on SIGTERM" 0 "$(val rg_lacunad_exit "$o")"
 
+w="grace, proto=$LT_RDMA_PROTO"
+lt_check_eq "$w: lacunad killed and started again" ok "$(val g_restarted)"
+lt_check_eq "$w: the holder's write after the restart succeeds" ok "$(val g_write_after)"
+lt_check_eq "$w: its read gives what it wrote" ok "$(val g_read_after)"
+lt_check_eq "$w: another process is still refused the lock" refused "$(val g_other_lock)"
+lt_check_eq "$w: no lost locks in the guest's log" 0 "$(val g_lost_locks)"
+lt_check_eq "$w: the backing file holds what the holder wrote" "before-g after-g " "$(val g_backing)"
+lt_check "$w: lacunad reclaimed the open and the lock in its grace period" \
+	grep -qE "grace period ends: .* [1-9][0-9]* open\(s\), [1-9][0-9]* lock\(s\)" "$share/lacunad.log"
 lt_check_eq "lacunad is alive after the kernel client" yes "$(val lacunad_running)"
 lt_check_eq "lacunad is alive at teardown" yes "$(val rg_lacunad_alive)"
 lt_check_eq "lacunad exits 0 on SIGTERM" 0 "$(val rg_lacunad_exit)"

@@ -52,6 +52,8 @@
 #   RG_RXE        ok, or why soft-RoCE is missing (tcp only)
 #   rg_mount VERS MNT [EXTRA_OPTS]    mount the export with RG_MOUNT_OPTS
 #   rg_drop                           sync and drop every cache
+#   rg_restart_lacunad crash|stop     kill lacunad (-9) or stop it (TERM),
+#                                     start it again (grace, same state)
 #
 # After CMD, the guest prints rg_lacunad_alive=yes|no and, once it has
 # sent lacunad SIGTERM, rg_lacunad_exit=STATUS; on a failure (CMD's
@@ -165,6 +167,31 @@ _rg_wait_rdma() {
 	return 1
 }
 
+# rg_restart_lacunad crash|stop: stop lacunad (SIGKILL, or SIGTERM) and
+# start it again with the same configuration and state directory, wait
+# until it serves; sets RG_LACUNAD_PID. Its exit status goes to
+# RG_DIR/lacunad.exit, its PID to RG_DIR/lacunad.pid (for the teardown).
+rg_restart_lacunad() {
+	local i
+	if [ "$1" = crash ]; then kill -KILL "$RG_LACUNAD_PID"; else kill -TERM "$RG_LACUNAD_PID"; fi
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$RG_LACUNAD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	rm -f "$RG_DIR/lacunad.pid" "$RG_DIR/lacunad.exit"
+	# shellcheck disable=SC2016 # expanded by that bash
+	setsid bash -c 'env ${LACUNAD_ENV:-} "$0" --config "$1" -f ${LACUNAD_ARGS:-} </dev/null \
+		>>"$2" 2>&1 & echo $! >"$3.pid"; wait $!; echo $? >"$3.exit"' \
+		"$RG_DIR/bin/lacunad" "$RG_DIR/lacunad.conf" "$RG_DIR/lacunad.log" "$RG_DIR/lacunad" &
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$RG_DIR/lacunad.pid" ] && break
+		sleep 0.05
+	done
+	RG_LACUNAD_PID=$(cat "$RG_DIR/lacunad.pid")
+	_rg_wait_tcp 2049 "$RG_LACUNAD_PID" || return 1
+	[ "$RG_PROTO" != rdma ] || _rg_wait_rdma 20049 "$RG_LACUNAD_PID"
+}
+
 rg_drop() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
@@ -182,7 +209,28 @@ _rg_teardown() {
 	for m in $(awk '$3 ~ /^nfs/ { print $2 }' /proc/mounts | tac); do
 		umount -f "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 	done
-	if [ -n "${RG_LACUNAD_PID:-}" ]; then
+	if [ -s "$RG_DIR/lacunad.pid" ]; then
+		# restarted by CMD (rg_restart_lacunad): not our child
+		RG_LACUNAD_PID=$(cat "$RG_DIR/lacunad.pid")
+		if kill -0 "$RG_LACUNAD_PID" 2>/dev/null; then
+			echo "rg_lacunad_alive=yes"
+			kill -TERM "$RG_LACUNAD_PID"
+			for ((i = 0; i < 150; i++)); do
+				[ -s "$RG_DIR/lacunad.exit" ] && break
+				sleep 0.1
+			done
+			st=$(cat "$RG_DIR/lacunad.exit" 2>/dev/null)
+			if [ -z "$st" ]; then
+				kill -KILL "$RG_LACUNAD_PID"
+				st=killed
+			fi
+			echo "rg_lacunad_exit=$st"
+			[ "$st" = 0 ] || RG_FAILED=1
+		else
+			echo "rg_lacunad_alive=no (exit status $(cat "$RG_DIR/lacunad.exit" 2>/dev/null))"
+			RG_FAILED=1
+		fi
+	elif [ -n "${RG_LACUNAD_PID:-}" ]; then
 		if kill -0 "$RG_LACUNAD_PID" 2>/dev/null; then
 			echo "rg_lacunad_alive=yes"
 			kill -TERM "$RG_LACUNAD_PID"
@@ -275,7 +323,6 @@ _rg_guest() {
 		echo "listen = 0.0.0.0:2049"
 		echo "threads = ${RG_THREADS:-2}"
 		echo "lease_time = 10"
-		echo "grace = off"
 		echo "stats_file = $RG_DIR/stats"
 		echo "state_dir = $RG_DIR/state"
 		if [ "$RG_PROTO" = rdma ]; then
@@ -309,7 +356,7 @@ _rg_guest() {
 	RG_MOUNT_OPTS="proto=$RG_PROTO,port=$RG_PORT,addr=$RG_SERVER,soft,timeo=300,retrans=2"
 	export RG_PROTO RG_PORT RG_SERVER RG_EXPORT RG_BACKING RG_DIR RG_RXE \
 		RG_LACUNAD_PID RG_LACUNAFS_PID RG_MOUNT_OPTS
-	export -f rg_mount rg_drop
+	export -f rg_mount rg_drop rg_restart_lacunad _rg_wait_tcp _rg_wait_rdma
 	echo "# rdma_guest: lacunad (PID $RG_LACUNAD_PID) serves $RG_EXPORT ($RG_FS) on" \
 		"$RG_SERVER port $RG_PORT ($RG_PROTO); soft-RoCE: $RG_RXE" >&2
 
