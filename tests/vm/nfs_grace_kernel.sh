@@ -6,11 +6,11 @@
 # lacunafs mount over ext4, with its client records in a state directory
 # of the test's own.
 #
-# For vers=4.0 and then vers=4.2 (each a mount of its own, hard), a guest
-# process opens a file, writes to it and takes a write lock on the whole
-# file with fcntl. The host then kills lacunad with SIGKILL (4.0) or
-# stops it with SIGTERM (4.2) and starts it again on the same port and
-# state directory. The holder goes on: its next write and read must
+# For vers=4.0 and then vers=4.2 (each a mount of its own, hard), twice
+# each, a guest process opens a file, writes to it and takes a write lock
+# on the whole file with fcntl. The host then kills lacunad with SIGKILL
+# (the first time) or stops it with SIGTERM (the second) and starts it
+# again on the same port and state directory. The holder goes on: its next write and read must
 # succeed (the client reclaims its open and lock in the grace period),
 # another guest process must still be refused the lock, and the guest
 # must not log "lost locks". On the host the backing file holds exactly
@@ -86,9 +86,12 @@ for v in 4.0 4.2; do
 		continue
 	fi
 	r "${t}_mount" ok
-	step "holder runs (the host restarts lacunad meanwhile)"
-	timeout 900 python3 "$SHARE/holder.py" "$m/held-$t" "$SHARE" "$t" | sed "s/^/${t}_/"
-	r "${t}_lost_locks" "$(dmesg | grep -c 'lost .* locks')"
+	for how in crash stop; do
+		step "holder runs (the host restarts lacunad meanwhile: $how)"
+		timeout 900 python3 "$SHARE/holder.py" "$m/held-$t$how" "$SHARE" "$t$how" |
+			sed "s/^/${t}${how}_/"
+		r "${t}${how}_lost_locks" "$(dmesg | grep -c 'lost .* locks')"
+	done
 	step "umount"
 	umount "$m" && r "${t}_umount" ok
 done
@@ -143,9 +146,8 @@ lt_push_cleanup stop_vm
 	--env "PORT=$NFS_PORT" --env "SHARE=$share" \
 	-- bash "$share/guest.sh") >"$LT_TMP/out" 2>"$LT_TMP/err" &
 vm_pid=$!
-for t in v40 v42; do
-	how=crash
-	[ $t = v42 ] && how=stop
+for t in v40crash v40stop v42crash v42stop; do
+	how=${t:3}
 	while kill -0 $vm_pid 2>/dev/null && [ ! -e "$share/locked-$t" ]; do
 		sleep 0.2
 	done
@@ -186,11 +188,10 @@ lt_check "lacunad is alive after the restarts" nfs_alive
 nfs_stop
 
 val() { sed -n "s/^$1=//p" "$LT_TMP/out" | tail -n 1; }
-for t in v40 v42; do
+for t in v40crash v40stop v42crash v42stop; do
 	vers="${t:1:1}.${t:2:1}"
-	how=crash
-	[ $t = v42 ] && how=stop
-	lt_check_eq "vers=$vers: mount" ok "$(val "${t}_mount")"
+	how=${t:3}
+	[ $how = stop ] || lt_check_eq "vers=$vers: mount" ok "$(val "${t:0:3}_mount")"
 	lt_check_eq "vers=$vers: the holder locked the file" ok "$(val "${t}_locked")"
 	lt_check_eq "vers=$vers, after a $how: the holder's write succeeds" ok "$(val "${t}_write_after")"
 	lt_check_eq "vers=$vers, after a $how: its read gives what it wrote" ok "$(val "${t}_read_after")"
