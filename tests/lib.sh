@@ -178,6 +178,21 @@ lt_check_eq() {
 # seconds) and make one check of every line it prints that starts with
 # "ok" (passed) or "FAIL"/"not ok" (failed), logging the others. Its exit
 # status must be 0, or 1 when it printed a failed check.
+# lt_wait_for SECONDS DESCRIPTION COMMAND...: poll COMMAND every half
+# second until it succeeds; after SECONDS say "timed out" (with
+# $LT_WAIT_LAST, what the command last saw, when it sets it) and fail.
+lt_wait_for() {
+	local t=$1 what=$2 i
+	shift 2
+	LT_WAIT_LAST=""
+	for ((i = 0; i < t * 2; i++)); do
+		"$@" && return 0
+		sleep 0.5
+	done
+	echo "# timed out after $t s waiting for $what${LT_WAIT_LAST:+ (last: $LT_WAIT_LAST)}"
+	return 1
+}
+
 lt_run_checks() {
 	local label=$1 to=$2 out rc line failed=0
 	shift 2

@@ -29,17 +29,6 @@ STATE=$LT_TMP/state
 grace() { nfs_run python3 "$GRACE" "$@"; }
 records() { find "$STATE" -maxdepth 1 -name 'client-*' ! -name '*.corrupt' | wc -l; }
 start() { nfs_start "$EXP" --state-dir "$STATE" "$@"; }
-# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
-wait_for() {
-	local t=$1 what=$2 i
-	shift 2
-	for ((i = 0; i < t * 2; i++)); do
-		"$@" && return 0
-		sleep 0.5
-	done
-	echo "# timed out after $t s waiting for $what"
-	return 1
-}
 new_open_ok() { [ "$(python3 "$GRACE" new-open "$NFS_PORT")" = OK ]; }
 no_records() { [ "$(records)" = 0 ]; }
 
@@ -105,10 +94,10 @@ nfs_crash
 start --lease-time 10
 lt_check "one client reclaims; grace waits for the other" \
 	grace reclaim-only "$NFS_PORT" "$LT_TMP/back.json"
-lt_check "grace ends after a lease time" wait_for 120 "a new OPEN to be granted" new_open_ok
+lt_check "grace ends after a lease time" lt_wait_for 120 "a new OPEN to be granted" new_open_ok
 lt_check "the log says grace ended by time" grep -q "grace period ends: lease time over" "$NFS_LOG"
 lt_check "the record of the client that never came back is removed" \
-	wait_for 30 "the stale record to go" eval '[ "$(records)" = 2 ]'
+	lt_wait_for 30 "the stale record to go" eval '[ "$(records)" = 2 ]'
 nfs_stop
 
 # a lease that expires takes the record with it
@@ -116,7 +105,7 @@ rm -rf "$STATE"
 start --lease-time 10
 grace hold "$NFS_PORT" 1 client-exp f-exp "$LT_TMP/exp.json" >/dev/null || lt_hard "hold (expiry)"
 lt_check_eq "recorded" 1 "$(records)"
-lt_check "the record goes when the lease expires" wait_for 120 "the record to go" no_records
+lt_check "the record goes when the lease expires" lt_wait_for 120 "the record to go" no_records
 lt_check "the log says the lease expired" grep -q "lease expired" "$NFS_LOG"
 
 # one lacunad per state directory; a directory others may write is refused

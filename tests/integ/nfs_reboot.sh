@@ -27,20 +27,9 @@ PATHS=(dir dir/sub dir/sub/file deep/a/b/c/file link dir/sparse top)
 
 handles() { python3 "$HANDLES" "$NFS_PORT" "$@"; }
 drop_caches() { sync && echo 3 >/proc/sys/vm/drop_caches; }
-# wait_for SECONDS DESCRIPTION COMMAND...: poll until COMMAND succeeds
-wait_for() {
-	local t=$1 what=$2 i
-	shift 2
-	for ((i = 0; i < t * 2; i++)); do
-		"$@" && return 0
-		sleep 0.5
-	done
-	echo "# timed out after $t s waiting for $what (last status: ${LAST_STATUS:-})"
-	return 1
-}
 status_is() {
-	LAST_STATUS=$(handles status "$1" 2>&1 | tail -n 1)
-	[ "$LAST_STATUS" = "$2" ]
+	LT_WAIT_LAST=$(handles status "$1" 2>&1 | tail -n 1)
+	[ "$LT_WAIT_LAST" = "$2" ]
 }
 
 # backing_handle PATH: name_to_handle_at(2) of PATH as lacunafs's lookup name wants it
@@ -105,13 +94,13 @@ run_fs() {
 	# lacunafs dies under a running lacunad, then comes back
 	kill -KILL "$LT_LFS_PID"
 	lt_check "$fs: lacunafs dead: the handle answers DELAY" \
-		wait_for 60 "NFS4ERR_DELAY" status_is "$j" DELAY
+		lt_wait_for 60 "NFS4ERR_DELAY" status_is "$j" DELAY
 	lt_check "$fs: lacunafs dead: lacunad lives on" nfs_alive
 	umount -l "$mnt" || lt_hard "umount -l $mnt"
 	drop_caches
 	lt_mount_lacunafs "$NFS_BACKING" "$mnt"
 	lt_check "$fs: lacunafs back: lacunad picks the new mount up" \
-		wait_for 60 "the handle to read again" status_is "$j" OK
+		lt_wait_for 60 "the handle to read again" status_is "$j" OK
 	lt_run_checks "$fs: after lacunafs came back" 300 python3 "$HANDLES" "$NFS_PORT" check "$j"
 	lt_check "$fs: the log says lacunafs went and came back" \
 		grep -q "lacunafs is mounted again" "$NFS_LOG"

@@ -312,16 +312,10 @@ wait $vm_pid
 rc=$?
 vm_pid=""
 nfs_capture_stop
-lt_log "VM run: $((SECONDS - t0)) s"
-sed 's/^/# guest: /' "$LT_TMP/out"
-sed 's/^/# guest stderr: /' "$LT_TMP/err"
-[ "$rc" = 77 ] && lt_skip "vm.sh run: $(tail -n 1 "$LT_TMP/err")"
-[ "$rc" = 99 ] && lt_hard "the VM failed"
-[ "$rc" = 124 ] && lt_fail "the VM hit its time limit (lacunad hung?)"
+vm_report "$rc" $((SECONDS - t0)) "lacunad"
 lt_check "lacunad is alive after the kernel client" nfs_alive
 nfs_stop
 
-val() { sed -n "s/^$1=//p" "$LT_TMP/out" | tail -n 1; }
 
 for v in 42 41; do
 	t=v$v

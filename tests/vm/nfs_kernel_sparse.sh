@@ -205,15 +205,9 @@ t0=$SECONDS
 (cd "$share" && exec "$VM_SH" run --share "$share" --timeout 300 --times "$LT_TMP/times" \
 	"${envs[@]}" -- bash "$share/guest.sh") >"$LT_TMP/out" 2>"$LT_TMP/err"
 rc=$?
-lt_log "VM run: $((SECONDS - t0)) s"
-sed 's/^/# guest: /' "$LT_TMP/out"
-sed 's/^/# guest stderr: /' "$LT_TMP/err"
-[ "$rc" = 77 ] && lt_skip "vm.sh run: $(tail -n 1 "$LT_TMP/err")"
-[ "$rc" = 99 ] && lt_hard "the VM failed"
-[ "$rc" = 124 ] && lt_fail "the VM hit its time limit (the server hung?)"
+vm_report "$rc" $((SECONDS - t0)) "the server"
 lt_check "$LT_NFS_SERVER is alive after the kernel client" nfs_alive
 
-val() { sed -n "s/^$1=//p" "$LT_TMP/out" | tail -n 1; }
 # field N of a "size blocks" value
 fld() { echo "$1" | cut -d' ' -f"$2"; }
 bstat() { stat -c '%s %b' "$1" 2>/dev/null; }

@@ -448,8 +448,6 @@ case $prc in
 *) lt_hard "negative control: the VM or the guest set-up failed (exit $prc)" ;;
 esac
 
-# val KEY [FILE]: the guest's last KEY=VALUE line (FILE: the main run's output)
-val() { sed -n "s/^$1=//p" "${2:-$LT_TMP/out}" | tail -n 1; }
 
 if [ "$LT_RDMA_PROTO" = rdma ]; then port=20049; else port=2049; fi
 for v in 42 41; do

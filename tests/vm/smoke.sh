@@ -127,7 +127,6 @@ sed 's/^/# guest stderr: /' "$LT_TMP/err"
 [ "$rc" = 99 ] && lt_hard "the VM failed"
 rm -f "$top_srcdir/tests/vm/.ro-probe"
 
-val() { sed -n "s/^$1=//p" "$LT_TMP/out" | tail -n 1; }
 
 lt_check_eq "exit status of the guest command reaches the host" 7 "$rc"
 lt_check_eq "guest runs the cached Debian kernel" "$kver" "$(val kver)"

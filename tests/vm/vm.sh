@@ -63,6 +63,22 @@ vm_require() {
 vm_prepare() { "$VM_SH" prepare "$@"; }
 vm_run() { "$VM_SH" run "$@"; }
 
+# vm_report RC SECONDS WHAT: after a VM run whose stdout and stderr are in
+# $LT_TMP/out and $LT_TMP/err: log its time and its output, skip on 77,
+# hard error on 99, a failure on 124 (WHAT: who may have hung).
+vm_report() {
+	lt_log "VM run: $2 s"
+	sed 's/^/# guest: /' "$LT_TMP/out"
+	sed 's/^/# guest stderr: /' "$LT_TMP/err"
+	[ "$1" = 77 ] && lt_skip "vm.sh run: $(tail -n 1 "$LT_TMP/err")"
+	[ "$1" = 99 ] && lt_hard "the VM failed"
+	[ "$1" = 124 ] && lt_fail "the VM hit its time limit ($3 hung?)"
+	return 0
+}
+
+# val KEY [FILE]: the last KEY=VALUE line the guest printed ($LT_TMP/out)
+val() { sed -n "s/^$1=//p" "${2:-$LT_TMP/out}" | tail -n 1; }
+
 # ---- helpers ------------------------------------------------------------
 
 _vm_log() { [ -n "${VM_VERBOSE:-}" ] && echo "vm: $*" >&2; return 0; }
