@@ -72,7 +72,7 @@ struct lacuna_client;
 #define GW_FH_HANDLE_MAX (NFS4_FHSIZE - GW_FH_HDR)
 
 /* Reply and data sizes offered to clients */
-#define GW_PSEUDO_MAX 64	/* nodes of the pseudo filesystem */
+#define GW_PSEUDO_MAX 64 /* nodes of the pseudo filesystem */
 
 struct gw_fh {
 	uint32_t len;
@@ -81,20 +81,20 @@ struct gw_fh {
 
 /* One export as it runs. Never freed while the server runs (reloads keep it). */
 struct gw_xport {
-	uint32_t id;		/* hash of cfg path: bytes 4-7 of its handles */
-	char *path;		/* exported directory (normally a lacunafs mount) */
-	char *back_path;	/* backing directory: realpath, no trailing '/' */
+	uint32_t id;	 /* hash of cfg path: bytes 4-7 of its handles */
+	char *path;	 /* exported directory (normally a lacunafs mount) */
+	char *back_path; /* backing directory: realpath, no trailing '/' */
 	size_t back_len;
-	bool lacunafs;		/* path is (inside) a lacunafs mount */
-	int fd;			/* O_PATH of path */
-	int bfd;		/* O_PATH of back_path (== fd for a plain export) */
-	int hfd;		/* back_path opened O_RDONLY: open_by_handle_at() refuses O_PATH */
+	bool lacunafs; /* path is (inside) a lacunafs mount */
+	int fd;	       /* O_PATH of path */
+	int bfd;       /* O_PATH of back_path (== fd for a plain export) */
+	int hfd;       /* back_path opened O_RDONLY: open_by_handle_at() refuses O_PATH */
 	struct lacuna_client *lc; /* sparse reads into gw.pool through lacunafs, or NULL */
 	uint64_t fsid_major, fsid_minor;
 	struct gw_fh root_fh;
-	uint64_t root_ino;	/* fileid of the export root */
-	int pseudo_node;	/* pseudo node it is mounted on (-1: it is the pseudo root) */
-	int cfg_idx;		/* index in gw.cfg->exports, -1 when no longer configured */
+	uint64_t root_ino; /* fileid of the export root */
+	int pseudo_node;   /* pseudo node it is mounted on (-1: it is the pseudo root) */
+	int cfg_idx;	   /* index in gw.cfg->exports, -1 when no longer configured */
 	/*
 	 * A lacunafs that died (ENOTCONN) and was mounted again: the export
 	 * watcher (gw_exports_watch) swaps fd, bfd, hfd and lc for new ones
@@ -222,7 +222,7 @@ void gw_obj_forget(struct gw_obj *o);
 void gw_obj_sweep(void);
 /* Drop the pseudo directories from the cache (before the tree is rebuilt). */
 void gw_obj_flush_pseudo(void);
-/* Drop every object of @xp from the cache (its mount was replaced) */
+/* Drop every object of @xp from the cache (its mount was replaced); NULL: the pseudo directories */
 void gw_obj_flush_xport(const struct gw_xport *xp);
 /* stat of the object (pseudo directories get a synthetic one). */
 int gw_obj_stat(struct gw_srv *s, struct gw_obj *o, struct stat *st);

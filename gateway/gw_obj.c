@@ -233,15 +233,7 @@ void gw_obj_sweep(void)
 /* Drop every pseudo directory from the cache (the tree is rebuilt on reload). */
 void gw_obj_flush_pseudo(void)
 {
-	struct obj_ext *e, *next;
-
-	pthread_mutex_lock(&cache.lock);
-	for (e = lru_head.next; e != &lru_head; e = next) {
-		next = e->next;
-		if (e->obj.xp == NULL)
-			cache_remove_locked(&e->obj);
-	}
-	pthread_mutex_unlock(&cache.lock);
+	gw_obj_flush_xport(NULL); /* pseudo directories have no export */
 }
 
 void gw_obj_flush_xport(const struct gw_xport *xp)
