@@ -45,6 +45,7 @@ extern struct lfs lfs;
 
 /* The file handle behind fi->fh. */
 struct lfs_file {
+	struct lfs_inode *inode; /* whose path fd the open keeps pinned */
 	int fd;
 	int flags;    /* the open flags the caller used */
 	bool odirect; /* backing fd has O_DIRECT: writes need aligned buffers */

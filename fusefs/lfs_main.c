@@ -25,6 +25,7 @@
 
 #include "lfs.h"
 #include "lfs_cred.h"
+#include "lfs_fdcache.h"
 #include "log.h"
 
 #define LFS_MAX_WRITE (1024 * 1024)
@@ -49,6 +50,8 @@ struct lfs lfs = {
 struct lfs_cmdline {
 	char *backing;
 	char *cache;
+	unsigned long fd_cache;
+	int fd_cache_set;
 	double timeout;
 	int timeout_set;
 	int show_help;
@@ -59,11 +62,14 @@ struct lfs_cmdline {
 	{                                             \
 		t, offsetof(struct lfs_cmdline, p), 1 \
 	}
-static const struct fuse_opt lfs_opts[] = { LFS_OPT("cache=%s", cache),
-					    LFS_OPT("timeout=%lf", timeout),
-					    { "timeout=", offsetof(struct lfs_cmdline, timeout_set),
-					      1 },
-					    FUSE_OPT_END };
+static const struct fuse_opt lfs_opts[] = {
+	LFS_OPT("cache=%s", cache),
+	LFS_OPT("timeout=%lf", timeout),
+	{ "timeout=", offsetof(struct lfs_cmdline, timeout_set), 1 },
+	LFS_OPT("fd_cache=%lu", fd_cache),
+	{ "fd_cache=", offsetof(struct lfs_cmdline, fd_cache_set), 1 },
+	FUSE_OPT_END
+};
 
 static void lfs_usage(FILE *out, const char *prog)
 {
@@ -77,6 +83,8 @@ static void lfs_usage(FILE *out, const char *prog)
 		"                           writable and O_DIRECT opens are direct_io (default)\n"
 		"                           none: every open is direct_io\n"
 		"    -o timeout=SECONDS     attribute and entry cache timeout (default 1.0)\n"
+		"    -o fd_cache=N          at most N inode path fds open (default: RLIMIT_NOFILE\n"
+		"                           minus a reserve of a quarter of it, at least 256)\n"
 		"    -h, --help             this help, then libfuse's options\n"
 		"    -V, --version          print versions and exit\n"
 		"\n",
@@ -288,7 +296,10 @@ static void lfs_tune_readahead(const char *mountpoint)
 		log_debug("%s: %s", path, strerror(errno));
 }
 
-/* Each open file costs two fds (O_PATH + open): raise the soft limit. */
+/*
+ * Inode path fds are a cache sized from RLIMIT_NOFILE, and each open file
+ * costs two fds (its path fd + the open one): raise the soft limit.
+ */
 static void lfs_raise_nofile(void)
 {
 	struct rlimit rl;
@@ -306,7 +317,7 @@ int main(int argc, char *argv[])
 	struct lfs_cmdline cl = { 0 };
 	struct fuse_loop_config *loop_cfg = NULL;
 	struct fuse_session *se;
-	int ret = 1;
+	int ret = 1, dir_fd;
 
 	if (fuse_opt_parse(&args, &cl, lfs_opts, lfs_opt_proc) == -1) {
 		lfs_usage(stderr, argv[0]);
@@ -371,9 +382,26 @@ int main(int argc, char *argv[])
 		goto out_proc;
 	umask(0);
 	lfs_raise_nofile();
-	if (lfs_itable_init(&lfs.itable)) {
+	if (cl.fd_cache_set && cl.fd_cache < LFS_FD_CACHE_MIN) {
+		fprintf(stderr, "lacunafs: -o fd_cache=%lu: expected at least %d\n", cl.fd_cache,
+			LFS_FD_CACHE_MIN);
+		ret = 2;
+		goto out_proc;
+	}
+	/* open_by_handle_at wants a real fd of the filesystem, not an O_PATH one */
+	dir_fd = open(cl.backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
+		fprintf(stderr, "lacunafs: open '%s': %s\n", cl.backing, strerror(errno));
+		goto out_proc;
+	}
+	if (lfs_fdcache_init(dir_fd, cl.fd_cache_set ? cl.fd_cache : 0)) {
+		close(dir_fd);
 		fprintf(stderr, "lacunafs: out of memory\n");
 		goto out_proc;
+	}
+	if (lfs_itable_init(&lfs.itable)) {
+		fprintf(stderr, "lacunafs: out of memory\n");
+		goto out_fdcache;
 	}
 	lfs_itable_insert(&lfs.itable, &lfs.root, 1);
 
@@ -450,6 +478,8 @@ out_session:
 	fuse_session_destroy(se);
 out_itable:
 	lfs_itable_destroy(&lfs.itable, lfs_release_inode);
+out_fdcache:
+	lfs_fdcache_exit();
 out_proc:
 	if (lfs.proc_fd >= 0)
 		close(lfs.proc_fd);

@@ -51,6 +51,7 @@
 #include "lfs.h"
 #include "lfs_cred.h"
 #include "lfs_ctl.h"
+#include "lfs_fdcache.h"
 #include "log.h"
 
 #define LFS_DIO_ALIGN 4096
@@ -169,12 +170,20 @@ static int lfs_file_setup(struct lfs_inode *inode, int fd, struct fuse_file_info
 	struct lfs_file *f;
 	struct stat st;
 	bool writable = (fi->flags & O_ACCMODE) != O_RDONLY;
+	int rc;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	/* an open file keeps its inode's path fd (lfs_fdcache.h) */
+	rc = lfs_inode_fd(inode);
+	if (rc < 0) {
+		free(f);
+		return rc;
+	}
+	f->inode = inode;
 	f->fd = fd;
 	f->flags = fi->flags;
 	f->odirect = fi->flags & O_DIRECT;
@@ -194,6 +203,7 @@ static int lfs_file_setup(struct lfs_inode *inode, int fd, struct fuse_file_info
 
 static void lfs_file_free(struct lfs_file *f)
 {
+	lfs_inode_fd_put(f->inode);
 	close(f->fd);
 	free(f);
 }
@@ -227,27 +237,38 @@ void lfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		   struct fuse_file_info *fi)
 {
+	struct lfs_inode *dir = lfs_inode_of(parent);
 	struct fuse_entry_param e;
 	struct lfs_cred cred;
 	bool existed = false;
-	int fd, rc, flags;
+	int fd, dfd, rc, flags;
 
-	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
-	if (rc)
+	dfd = lfs_inode_fd(dir);
+	if (dfd < 0) {
+		rc = dfd;
 		goto out_err;
+	}
+	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
+	if (rc) {
+		lfs_inode_fd_put(dir);
+		goto out_err;
+	}
 	/*
 	 * O_EXCL first: a file this call creates needs no O_TRUNC. Only when
 	 * the name exists (and the caller allowed that) open it and truncate
 	 * it under the range lock.
 	 */
 	flags = (fi->flags | O_CREAT | O_CLOEXEC) & ~(O_NOFOLLOW | O_NOCTTY | O_TRUNC);
-	fd = openat(lfs_inode_of(parent)->fd, name, flags | O_EXCL, mode);
+	fd = openat(dfd, name, flags | O_EXCL, mode);
+	if (fd < 0 && lfs_fd_exhausted(errno))
+		fd = openat(dfd, name, flags | O_EXCL, mode);
 	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
 		existed = true;
-		fd = openat(lfs_inode_of(parent)->fd, name, flags, mode);
+		fd = openat(dfd, name, flags, mode);
 	}
 	rc = fd < 0 ? -errno : 0;
 	lfs_cred_leave(&cred);
+	lfs_inode_fd_put(dir);
 	if (rc)
 		goto out_err;
 	rc = lfs_do_lookup(parent, name, &e);
