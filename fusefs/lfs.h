@@ -123,6 +123,10 @@ void lfs_op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int
 void lfs_ioctl_write(fuse_req_t req, fuse_ino_t ino, struct lfs_file *f, unsigned int cmd,
 		     const void *in_buf);
 
+/* lfs_devio.c */
+int lfs_devio_setup(struct fuse_session *se);
+bool lfs_devio_mmap_offered(void);
+
 /* lfs_sparse.c */
 void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  struct fuse_file_info *fi, unsigned int flags, const void *in_buf,

@@ -161,6 +161,9 @@ static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_read = LFS_MAX_READ;
 	conn->max_readahead = LFS_MAX_READ;
 	lfs_write_units(conn->max_write);
+	if (!lfs_devio_mmap_offered())
+		log_warn("kernel lacks FUSE_DIRECT_IO_ALLOW_MMAP: shared writable mmap of files "
+			 "open for writing fails with ENODEV");
 	if (!(conn->want & FUSE_CAP_DONT_MASK))
 		log_warn("kernel applies the umask itself: default ACLs may not be honoured");
 }
@@ -430,6 +433,10 @@ int main(int argc, char *argv[])
 		goto out_session;
 	if (fuse_session_mount(se, opts.mountpoint) != 0)
 		goto out_signals;
+	if (lfs_devio_setup(se) != 0) {
+		log_err("fuse_session_custom_io failed");
+		goto out_unmount;
+	}
 	lfs_tune_readahead(opts.mountpoint);
 	log_info("serving %s at %s (cache=%s)", lfs.backing_real ?: cl.backing, opts.mountpoint,
 		 lfs.cache == LFS_CACHE_AUTO ? "auto" : "none");
