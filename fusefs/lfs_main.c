@@ -52,6 +52,7 @@ struct lfs_cmdline {
 	char *cache;
 	unsigned long fd_cache;
 	int fd_cache_set;
+	int stack;
 	double timeout;
 	int timeout_set;
 	int show_help;
@@ -68,6 +69,7 @@ static const struct fuse_opt lfs_opts[] = {
 	{ "timeout=", offsetof(struct lfs_cmdline, timeout_set), 1 },
 	LFS_OPT("fd_cache=%lu", fd_cache),
 	{ "fd_cache=", offsetof(struct lfs_cmdline, fd_cache_set), 1 },
+	LFS_OPT("stack", stack),
 	FUSE_OPT_END
 };
 
@@ -85,6 +87,8 @@ static void lfs_usage(FILE *out, const char *prog)
 		"    -o timeout=SECONDS     attribute and entry cache timeout (default 1.0)\n"
 		"    -o fd_cache=N          at most N inode path fds open (default: RLIMIT_NOFILE\n"
 		"                           minus a reserve of a quarter of it, at least 256)\n"
+		"    -o stack               mount even where MOUNTPOINT already is a lacunafs\n"
+		"                           mount of BACKING_DIR (refused otherwise, exit 2)\n"
 		"    -h, --help             this help, then libfuse's options\n"
 		"    -V, --version          print versions and exit\n"
 		"\n",
@@ -260,6 +264,59 @@ static int lfs_add_fsname(struct fuse_args *args, const char *path)
 	return rc;
 }
 
+/* Undo mountinfo's octal escapes (\040 for a space...) in place. */
+static void lfs_unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/*
+ * Is mountpoint already a lacunafs mount of the backing directory? Read
+ * from /proc/self/mountinfo, whose source field is lacunafs's fsname (the
+ * backing directory's real path).
+ */
+static bool lfs_already_mounted(const char *mountpoint, const char *backing)
+{
+	char *real = realpath(mountpoint, NULL), *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f;
+
+	if (!real || !backing) {
+		free(real);
+		return false;
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && !found && getline(&line, &cap, f) > 0) {
+		char mnt[PATH_MAX], src[PATH_MAX], *sep;
+
+		/* id parent maj:min root mountpoint opts [optional...] - type source ... */
+		sep = strstr(line, " - fuse.lacunafs ");
+		if (!sep || sscanf(line, "%*u %*u %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep, " - fuse.lacunafs %4095s", src) != 1)
+			continue;
+		lfs_unescape(mnt);
+		lfs_unescape(src);
+		found = !strcmp(mnt, real) && !strcmp(src, backing);
+	}
+	if (f)
+		fclose(f);
+	free(line);
+	free(real);
+	return found;
+}
+
 /*
  * Sequential reads through the page cache are paced by the mount's
  * readahead window; FUSE gives its bdi 128 KiB. Ask for as much as one
@@ -375,6 +432,14 @@ int main(int argc, char *argv[])
 	lfs.backing = cl.backing;
 	if (lfs_open_backing(cl.backing))
 		goto out_args;
+	if (!cl.stack && lfs_already_mounted(opts.mountpoint, lfs.backing_real)) {
+		fprintf(stderr,
+			"lacunafs: %s is already a lacunafs mount of %s: not mounting it again "
+			"(-o stack mounts over it)\n",
+			opts.mountpoint, lfs.backing_real);
+		ret = 2;
+		goto out_root;
+	}
 	lfs.proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (lfs.proc_fd < 0) {
 		fprintf(stderr, "lacunafs: open /proc/self/fd: %s\n", strerror(errno));
