@@ -13,7 +13,10 @@
 # within its cache bound (as it logged it) and below the limit, root can
 # still create, write and read files, files whose fd was evicted still
 # read, write and stat, and the kernel still knows the inodes (no
-# lookups were refused). Then the same with -o fd_cache=500.
+# lookups were refused). Then the same with -o fd_cache=500. Last, with
+# a cache bound above the limit (-o fd_cache=100000), fds do run out: the
+# daemon must log it once, with the numbers, close cached fds, retry,
+# and keep serving everyone.
 
 . "$top_srcdir/tests/lib.sh"
 lt_init
@@ -111,5 +114,24 @@ lt_check "the bound is logged" grep -q "at most 500 path fds cached" "$LT_TMP/la
 scan "$MNT2" "$LT_LFS_PID" 500
 lt_stop_lacunafs "$MNT2"
 
-lt_check_fails "-o fd_cache=1 is refused" "$LACUNAFS" -o fd_cache=1 "$BACK" "$LT_TMP/mnt3"
+: >"$LT_TMP/nobody.err"
+MNT3="$LT_TMP/mnt3"
+lt_mount_lacunafs "$BACK" "$MNT3" -o fd_cache=100000
+lt_log "== -o fd_cache=100000, above RLIMIT_NOFILE"
+n=$(as_nobody ls -l "$MNT3/many" | grep -c '^-')
+lt_check_eq "nobody's ls -l lists every file" "$NFILES" "$n"
+if grep -q . "$LT_TMP/nobody.err"; then
+	lt_fail "nobody saw errors: $(sort "$LT_TMP/nobody.err" | uniq -c | head -3)"
+else
+	lt_ok "nobody saw no errors"
+fi
+lt_check "root creates a file" sh -c "echo y >'$MNT3/newfile3'"
+lt_check_eq "root reads it back" y "$(cat "$MNT3/newfile3" 2>&1)"
+lt_check_eq "running out is logged once" 1 \
+	"$(grep -c 'out of file descriptors' "$LT_TMP/lacunafs.mnt3.log")"
+lt_check "with the numbers" grep -q "RLIMIT_NOFILE 4096" "$LT_TMP/lacunafs.mnt3.log"
+lt_log "$(grep -m1 'out of file descriptors' "$LT_TMP/lacunafs.mnt3.log")"
+lt_stop_lacunafs "$MNT3"
+
+lt_check_fails "-o fd_cache=1 is refused" "$LACUNAFS" -o fd_cache=1 "$BACK" "$LT_TMP/mnt4"
 lt_done
