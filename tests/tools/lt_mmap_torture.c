@@ -17,8 +17,9 @@
  * Both print "ok - ..." or "FAIL ..." and exit 0 or 1 (2: bad usage).
  *
  * FILE (created or truncated, on a lacunafs mount) holds N regions of K
- * KiB (default 8 of 256), each followed by a 64 KiB gap never written (a
- * hole). FILE is mapped MAP_SHARED, PROT_WRITE. Writer threads each own
+ * KiB (default 8 of 256), each starting on a 2 MiB boundary and followed
+ * by a gap of at least 64 KiB never written (a hole). FILE is mapped
+ * MAP_SHARED, PROT_WRITE. Writer threads each own
  * some regions and keep rewriting one whole region through the mapping
  * with a pattern unique to that write, then write it back and wait
  * (sync_file_range: msync(MS_SYNC) does the same writeback, then an fsync
@@ -31,14 +32,16 @@
  * ---------
  * Unit. The pages a writeback writes reach lacunafs as FUSE writes of a
  * run of contiguous dirty pages, up to max_pages (256) pages each, and
- * each takes the range lock like a write(2). A region of up to 1 MiB
- * starting on a page, made dirty whole and then written back, is one such
- * write: a sparse read sees all of the region's new bytes or none of
- * them. (The kernel may also write dirty pages back on its own, e.g.
- * above vm.dirty_background_ratio; such a writeback in the middle of a
- * writer's stores would show part of a region legitimately. The regions
- * are small and dirty for microseconds, and the test machine is far
- * below that threshold.)
+ * each takes the range lock like a write(2). The page cache may hold a
+ * mapping in large folios, written back whole, so a region starts on a
+ * 2 MiB boundary (the largest folio): no folio holds pages of two regions,
+ * and a region of up to 1 MiB made dirty whole and then written back is
+ * the start of one such write, whatever the folios: a sparse read sees
+ * all of the region's new bytes or none of them. The kernel also writes
+ * dirty pages back on its own, and early on a FUSE mount (its bdi's
+ * strict_limit, max_ratio 1%), in the middle of a writer's stores: that
+ * splits a region legitimately. Run this on a mount whose limit is lifted
+ * (strict_limit 0, max_ratio 100), as tests/integ/mmap_shared.sh does.
  *
  * Pattern. 8-byte word i of region r written by its g-th write holds
  * 1 << 63 | g << 28 | r << 20 | i (i < 2^20, so regions up to 8 MiB).
@@ -74,6 +77,8 @@
 #include "lacuna/lacuna.h"
 
 #define LT_GAP (64 * 1024)
+/* regions start on this, the largest page-cache folio (a PMD) */
+#define LT_ALIGN (2 * 1024 * 1024)
 #define LT_MAX_THREADS 16
 #define LT_MAX_REGIONS 256
 
@@ -420,7 +425,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lt_mmap_torture: --region-kib must be a multiple of 4\n");
 		return 2;
 	}
-	lt.stride = lt.region + LT_GAP;
+	lt.stride = (lt.region + LT_GAP + LT_ALIGN - 1) / LT_ALIGN * LT_ALIGN;
 	lt.size = lt.stride * lt.nregions;
 
 	lt.wfd = wfd = open(argv[optind], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
