@@ -45,6 +45,7 @@ extern struct lfs lfs;
 
 /* The file handle behind fi->fh. */
 struct lfs_file {
+	struct lfs_inode *inode; /* whose path fd the open keeps pinned */
 	int fd;
 	int flags;    /* the open flags the caller used */
 	bool odirect; /* backing fd has O_DIRECT: writes need aligned buffers */
@@ -121,6 +122,10 @@ void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 void lfs_op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op);
 void lfs_ioctl_write(fuse_req_t req, fuse_ino_t ino, struct lfs_file *f, unsigned int cmd,
 		     const void *in_buf);
+
+/* lfs_devio.c */
+int lfs_devio_setup(struct fuse_session *se);
+bool lfs_devio_mmap_offered(void);
 
 /* lfs_sparse.c */
 void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,

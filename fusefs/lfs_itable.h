@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The lacunafs inode table: every backing inode the kernel knows about,
- * keyed by the backing (st_dev, st_ino), with an O_PATH fd and the FUSE
- * lookup count. Hashed with chaining; the bucket array doubles when the
- * load passes 3/4, so lookup and forget are O(1) however many inodes the
+ * keyed by the backing (st_dev, st_ino), with its backing file handle, an
+ * O_PATH fd while one is cached (lfs_fdcache.h) and the FUSE lookup
+ * count. Hashed with chaining; the bucket array doubles when the load
+ * passes 3/4, so lookup and forget are O(1) however many inodes the
  * kernel caches.
  *
  * Lock order: itable->lock is a leaf lock. Nothing else is taken while it
@@ -24,9 +25,21 @@ struct lfs_inode {
 	struct lfs_inode *hnext; /* hash chain, under itable->lock */
 	dev_t dev;
 	ino_t ino;
-	int fd;		  /* O_PATH | O_NOFOLLOW, owned */
 	mode_t type;	  /* S_IFMT bits */
 	uint64_t nlookup; /* kernel lookups, under itable->lock */
+
+	/*
+	 * The backing inode is reached through an O_PATH | O_NOFOLLOW fd.
+	 * With a file handle (fh), that fd is a cache entry (lfs_fdcache.c):
+	 * -1 while evicted, reopened from fh on demand; fd, fd_pins and the
+	 * LRU links are under the fd cache's lock. Without one (root, or a
+	 * backing filesystem that gives no handles) fd is open for the
+	 * inode's whole life and never changes.
+	 */
+	struct file_handle *fh; /* owned, or NULL */
+	int fd;
+	unsigned int fd_pins; /* callers using fd now: not evictable */
+	struct lfs_inode *lru_prev, *lru_next;
 
 	/*
 	 * The inode's byte-range lock (common/rangelock.h): exclusive over

@@ -25,6 +25,7 @@
 
 #include "lfs.h"
 #include "lfs_cred.h"
+#include "lfs_fdcache.h"
 #include "log.h"
 
 #define LFS_MAX_WRITE (1024 * 1024)
@@ -49,6 +50,9 @@ struct lfs lfs = {
 struct lfs_cmdline {
 	char *backing;
 	char *cache;
+	unsigned long fd_cache;
+	int fd_cache_set;
+	int stack;
 	double timeout;
 	int timeout_set;
 	int show_help;
@@ -59,11 +63,15 @@ struct lfs_cmdline {
 	{                                             \
 		t, offsetof(struct lfs_cmdline, p), 1 \
 	}
-static const struct fuse_opt lfs_opts[] = { LFS_OPT("cache=%s", cache),
-					    LFS_OPT("timeout=%lf", timeout),
-					    { "timeout=", offsetof(struct lfs_cmdline, timeout_set),
-					      1 },
-					    FUSE_OPT_END };
+static const struct fuse_opt lfs_opts[] = {
+	LFS_OPT("cache=%s", cache),
+	LFS_OPT("timeout=%lf", timeout),
+	{ "timeout=", offsetof(struct lfs_cmdline, timeout_set), 1 },
+	LFS_OPT("fd_cache=%lu", fd_cache),
+	{ "fd_cache=", offsetof(struct lfs_cmdline, fd_cache_set), 1 },
+	LFS_OPT("stack", stack),
+	FUSE_OPT_END
+};
 
 static void lfs_usage(FILE *out, const char *prog)
 {
@@ -77,6 +85,10 @@ static void lfs_usage(FILE *out, const char *prog)
 		"                           writable and O_DIRECT opens are direct_io (default)\n"
 		"                           none: every open is direct_io\n"
 		"    -o timeout=SECONDS     attribute and entry cache timeout (default 1.0)\n"
+		"    -o fd_cache=N          at most N inode path fds open (default: RLIMIT_NOFILE\n"
+		"                           minus a reserve of a quarter of it, at least 256)\n"
+		"    -o stack               mount even where MOUNTPOINT already is a lacunafs\n"
+		"                           mount of BACKING_DIR (refused otherwise, exit 2)\n"
 		"    -h, --help             this help, then libfuse's options\n"
 		"    -V, --version          print versions and exit\n"
 		"\n",
@@ -153,6 +165,9 @@ static void lfs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_read = LFS_MAX_READ;
 	conn->max_readahead = LFS_MAX_READ;
 	lfs_write_units(conn->max_write);
+	if (!lfs_devio_mmap_offered())
+		log_warn("kernel lacks FUSE_DIRECT_IO_ALLOW_MMAP: shared writable mmap of files "
+			 "open for writing fails with ENODEV");
 	if (!(conn->want & FUSE_CAP_DONT_MASK))
 		log_warn("kernel applies the umask itself: default ACLs may not be honoured");
 }
@@ -249,6 +264,59 @@ static int lfs_add_fsname(struct fuse_args *args, const char *path)
 	return rc;
 }
 
+/* Undo mountinfo's octal escapes (\040 for a space...) in place. */
+static void lfs_unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/*
+ * Is mountpoint already a lacunafs mount of the backing directory? Read
+ * from /proc/self/mountinfo, whose source field is lacunafs's fsname (the
+ * backing directory's real path).
+ */
+static bool lfs_already_mounted(const char *mountpoint, const char *backing)
+{
+	char *real = realpath(mountpoint, NULL), *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f;
+
+	if (!real || !backing) {
+		free(real);
+		return false;
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && !found && getline(&line, &cap, f) > 0) {
+		char mnt[PATH_MAX], src[PATH_MAX], *sep;
+
+		/* id parent maj:min root mountpoint opts [optional...] - type source ... */
+		sep = strstr(line, " - fuse.lacunafs ");
+		if (!sep || sscanf(line, "%*u %*u %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep, " - fuse.lacunafs %4095s", src) != 1)
+			continue;
+		lfs_unescape(mnt);
+		lfs_unescape(src);
+		found = !strcmp(mnt, real) && !strcmp(src, backing);
+	}
+	if (f)
+		fclose(f);
+	free(line);
+	free(real);
+	return found;
+}
+
 /*
  * Sequential reads through the page cache are paced by the mount's
  * readahead window; FUSE gives its bdi 128 KiB. Ask for as much as one
@@ -288,7 +356,10 @@ static void lfs_tune_readahead(const char *mountpoint)
 		log_debug("%s: %s", path, strerror(errno));
 }
 
-/* Each open file costs two fds (O_PATH + open): raise the soft limit. */
+/*
+ * Inode path fds are a cache sized from RLIMIT_NOFILE, and each open file
+ * costs two fds (its path fd + the open one): raise the soft limit.
+ */
 static void lfs_raise_nofile(void)
 {
 	struct rlimit rl;
@@ -306,7 +377,7 @@ int main(int argc, char *argv[])
 	struct lfs_cmdline cl = { 0 };
 	struct fuse_loop_config *loop_cfg = NULL;
 	struct fuse_session *se;
-	int ret = 1;
+	int ret = 1, dir_fd;
 
 	if (fuse_opt_parse(&args, &cl, lfs_opts, lfs_opt_proc) == -1) {
 		lfs_usage(stderr, argv[0]);
@@ -361,6 +432,14 @@ int main(int argc, char *argv[])
 	lfs.backing = cl.backing;
 	if (lfs_open_backing(cl.backing))
 		goto out_args;
+	if (!cl.stack && lfs_already_mounted(opts.mountpoint, lfs.backing_real)) {
+		fprintf(stderr,
+			"lacunafs: %s is already a lacunafs mount of %s: not mounting it again "
+			"(-o stack mounts over it)\n",
+			opts.mountpoint, lfs.backing_real);
+		ret = 2;
+		goto out_root;
+	}
 	lfs.proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (lfs.proc_fd < 0) {
 		fprintf(stderr, "lacunafs: open /proc/self/fd: %s\n", strerror(errno));
@@ -371,9 +450,26 @@ int main(int argc, char *argv[])
 		goto out_proc;
 	umask(0);
 	lfs_raise_nofile();
-	if (lfs_itable_init(&lfs.itable)) {
+	if (cl.fd_cache_set && cl.fd_cache < LFS_FD_CACHE_MIN) {
+		fprintf(stderr, "lacunafs: -o fd_cache=%lu: expected at least %d\n", cl.fd_cache,
+			LFS_FD_CACHE_MIN);
+		ret = 2;
+		goto out_proc;
+	}
+	/* open_by_handle_at wants a real fd of the filesystem, not an O_PATH one */
+	dir_fd = open(cl.backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
+		fprintf(stderr, "lacunafs: open '%s': %s\n", cl.backing, strerror(errno));
+		goto out_proc;
+	}
+	if (lfs_fdcache_init(dir_fd, cl.fd_cache_set ? cl.fd_cache : 0)) {
+		close(dir_fd);
 		fprintf(stderr, "lacunafs: out of memory\n");
 		goto out_proc;
+	}
+	if (lfs_itable_init(&lfs.itable)) {
+		fprintf(stderr, "lacunafs: out of memory\n");
+		goto out_fdcache;
 	}
 	lfs_itable_insert(&lfs.itable, &lfs.root, 1);
 
@@ -402,6 +498,10 @@ int main(int argc, char *argv[])
 		goto out_session;
 	if (fuse_session_mount(se, opts.mountpoint) != 0)
 		goto out_signals;
+	if (lfs_devio_setup(se) != 0) {
+		log_err("fuse_session_custom_io failed");
+		goto out_unmount;
+	}
 	lfs_tune_readahead(opts.mountpoint);
 	log_info("serving %s at %s (cache=%s)", lfs.backing_real ?: cl.backing, opts.mountpoint,
 		 lfs.cache == LFS_CACHE_AUTO ? "auto" : "none");
@@ -450,6 +550,8 @@ out_session:
 	fuse_session_destroy(se);
 out_itable:
 	lfs_itable_destroy(&lfs.itable, lfs_release_inode);
+out_fdcache:
+	lfs_fdcache_exit();
 out_proc:
 	if (lfs.proc_fd >= 0)
 		close(lfs.proc_fd);

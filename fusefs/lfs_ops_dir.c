@@ -34,9 +34,9 @@ void lfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fd = openat(lfs_inode_of(ino)->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = lfs_reopen(lfs_inode_of(ino), O_RDONLY | O_DIRECTORY);
 	if (fd < 0) {
-		err = errno;
+		err = -fd;
 		goto out_free;
 	}
 	d->dp = fdopendir(fd);

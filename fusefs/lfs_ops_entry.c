@@ -3,8 +3,9 @@
  * lacunafs name-space operations: lookup and forget, attributes, and the
  * calls that create, link, rename and remove names.
  *
- * Every inode is reached through its O_PATH fd, never by path, so a
- * rename elsewhere in the tree cannot redirect an operation. Entries on a
+ * Every inode is reached through its O_PATH fd (pinned in the fd cache for
+ * the call, lfs_fdcache.h), never by path, so a rename elsewhere in the
+ * tree cannot redirect an operation. Entries on a
  * different filesystem than the backing directory's (something mounted
  * under it) are refused with EXDEV: their inode numbers could collide
  * with ours behind the single st_dev the FUSE mount reports.
@@ -25,6 +26,7 @@
 #include "lacuna/ioctl.h"
 #include "lfs.h"
 #include "lfs_cred.h"
+#include "lfs_fdcache.h"
 #include "log.h"
 
 void lfs_proc_path(char *buf, size_t len, int fd)
@@ -35,18 +37,26 @@ void lfs_proc_path(char *buf, size_t len, int fd)
 int lfs_reopen(struct lfs_inode *inode, int flags)
 {
 	char name[16];
-	int fd;
+	int fd, pfd;
 
-	snprintf(name, sizeof(name), "%d", inode->fd);
+	pfd = lfs_inode_fd(inode);
+	if (pfd < 0)
+		return pfd;
+	snprintf(name, sizeof(name), "%d", pfd);
 	fd = openat(lfs.proc_fd, name, (flags | O_CLOEXEC) & ~O_NOFOLLOW);
-	return fd < 0 ? -errno : fd;
+	if (fd < 0 && lfs_fd_exhausted(errno))
+		fd = openat(lfs.proc_fd, name, (flags | O_CLOEXEC) & ~O_NOFOLLOW);
+	if (fd < 0)
+		fd = -errno;
+	lfs_inode_fd_put(inode);
+	return fd;
 }
 
 void lfs_release_inode(struct lfs_inode *inode)
 {
 	if (inode == &lfs.root)
 		return;
-	close(inode->fd);
+	lfs_inode_fd_fini(inode);
 	pthread_mutex_destroy(&inode->cache_lock);
 	rl_destroy(&inode->rl);
 	free(inode);
@@ -91,7 +101,6 @@ static int entry_of_fd(int fd, const char *name, struct fuse_entry_param *e)
 	}
 	fresh->dev = e->attr.st_dev;
 	fresh->ino = e->attr.st_ino;
-	fresh->fd = fd;
 	fresh->type = e->attr.st_mode & S_IFMT;
 	pthread_mutex_init(&fresh->cache_lock, NULL);
 	rc = rl_init(&fresh->rl);
@@ -99,6 +108,12 @@ static int entry_of_fd(int fd, const char *name, struct fuse_entry_param *e)
 		pthread_mutex_destroy(&fresh->cache_lock);
 		free(fresh);
 		goto out_close;
+	}
+	/* from here the fd is the inode's, closed by lfs_release_inode */
+	rc = lfs_inode_fd_init(fresh, fd);
+	if (rc) {
+		lfs_release_inode(fresh);
+		return rc;
 	}
 	inode = lfs_itable_insert(&lfs.itable, fresh, 1);
 	if (inode != fresh)
@@ -117,15 +132,22 @@ out_close:
 int lfs_do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
 {
 	struct lfs_inode *dir = lfs_inode_of(parent);
-	int fd;
+	int fd, dfd, rc;
 
 	memset(e, 0, sizeof(*e));
 	/* ".." of the root would lead out of the backing directory */
 	if (dir == &lfs.root && !strcmp(name, ".."))
 		name = ".";
-	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	dfd = lfs_inode_fd(dir);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && lfs_fd_exhausted(errno))
+		fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	rc = fd < 0 ? -errno : 0;
+	lfs_inode_fd_put(dir);
+	if (rc)
+		return rc;
 	return entry_of_fd(fd, name, e);
 }
 
@@ -232,10 +254,19 @@ void lfs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct stat st;
 	int rc;
 
-	if (fi)
+	if (fi) {
 		rc = fstat(lfs_file_of(fi)->fd, &st) < 0 ? -errno : 0;
-	else
-		rc = lfs_stat_fd(lfs_inode_of(ino)->fd, &st);
+	} else {
+		struct lfs_inode *inode = lfs_inode_of(ino);
+		int fd = lfs_inode_fd(inode);
+
+		if (fd < 0) {
+			rc = fd;
+		} else {
+			rc = lfs_stat_fd(fd, &st);
+			lfs_inode_fd_put(inode);
+		}
+	}
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
@@ -258,13 +289,18 @@ void lfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid
 {
 	struct lfs_inode *inode = lfs_inode_of(ino);
 	char path[64];
-	int rc = 0;
+	int rc = 0, ifd;
 
+	ifd = lfs_inode_fd(inode);
+	if (ifd < 0) {
+		fuse_reply_err(req, -ifd);
+		return;
+	}
 	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 
-		if (fchownat(inode->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fchownat(ifd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 			rc = -errno;
 			goto out;
 		}
@@ -277,7 +313,7 @@ void lfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid
 		if (fi) {
 			rc = fchmod(lfs_file_of(fi)->fd, attr->st_mode) < 0 ? -errno : 0;
 		} else {
-			lfs_proc_path(path, sizeof(path), inode->fd);
+			lfs_proc_path(path, sizeof(path), ifd);
 			rc = chmod(path, attr->st_mode) < 0 ? -errno : 0;
 		}
 		if (rc)
@@ -298,13 +334,14 @@ void lfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid
 		if (fi)
 			rc = futimens(lfs_file_of(fi)->fd, tv) < 0 ? -errno : 0;
 		else
-			rc = utimensat(inode->fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0
+			rc = utimensat(ifd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0
 				     ? -errno
 				     : 0;
 		if (rc)
 			goto out;
 	}
 out:
+	lfs_inode_fd_put(inode);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -314,11 +351,21 @@ out:
 
 void lfs_op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	struct lfs_inode *inode = lfs_inode_of(ino);
 	char buf[PATH_MAX + 1];
-	ssize_t n = readlinkat(lfs_inode_of(ino)->fd, "", buf, sizeof(buf));
+	int fd = lfs_inode_fd(inode);
+	ssize_t n;
 
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	n = readlinkat(fd, "", buf, sizeof(buf));
 	if (n < 0)
-		fuse_reply_err(req, errno);
+		n = -errno;
+	lfs_inode_fd_put(inode);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
 	else if (n == sizeof(buf))
 		fuse_reply_err(req, ENAMETOOLONG);
 	else {
@@ -334,20 +381,28 @@ static void lfs_make_node(fuse_req_t req, fuse_ino_t parent, const char *name, m
 	struct lfs_inode *dir = lfs_inode_of(parent);
 	struct fuse_entry_param e;
 	struct lfs_cred cred;
-	int rc;
+	int rc, dfd;
 
-	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
-	if (rc)
+	dfd = lfs_inode_fd(dir);
+	if (dfd < 0) {
+		rc = dfd;
 		goto out_err;
+	}
+	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
+	if (rc) {
+		lfs_inode_fd_put(dir);
+		goto out_err;
+	}
 	if (link)
-		rc = symlinkat(link, dir->fd, name);
+		rc = symlinkat(link, dfd, name);
 	else if (S_ISDIR(mode))
-		rc = mkdirat(dir->fd, name, mode);
+		rc = mkdirat(dfd, name, mode);
 	else
-		rc = mknodat(dir->fd, name, mode, rdev);
+		rc = mknodat(dfd, name, mode, rdev);
 	if (rc < 0)
 		rc = -errno;
 	lfs_cred_leave(&cred);
+	lfs_inode_fd_put(dir);
 	if (rc)
 		goto out_err;
 	rc = lfs_do_lookup(parent, name, &e);
@@ -376,12 +431,25 @@ void lfs_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const c
 
 void lfs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name)
 {
-	struct lfs_inode *inode = lfs_inode_of(ino);
+	struct lfs_inode *inode = lfs_inode_of(ino), *dir = lfs_inode_of(parent);
 	struct fuse_entry_param e;
-	int rc;
+	int rc, fd, dfd;
 
-	if (linkat(inode->fd, "", lfs_inode_of(parent)->fd, name, AT_EMPTY_PATH) < 0) {
-		fuse_reply_err(req, errno);
+	fd = lfs_inode_fd(inode);
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	dfd = lfs_inode_fd(dir);
+	if (dfd < 0) {
+		rc = dfd;
+	} else {
+		rc = linkat(fd, "", dfd, name, AT_EMPTY_PATH) < 0 ? -errno : 0;
+		lfs_inode_fd_put(dir);
+	}
+	lfs_inode_fd_put(inode);
+	if (rc) {
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	rc = lfs_do_lookup(parent, name, &e);
@@ -391,35 +459,66 @@ void lfs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *
 		fuse_reply_entry(req, &e);
 }
 
+static void lfs_remove(fuse_req_t req, fuse_ino_t parent, const char *name, int flags)
+{
+	struct lfs_inode *dir = lfs_inode_of(parent);
+	int dfd = lfs_inode_fd(dir), rc;
+
+	if (dfd < 0) {
+		fuse_reply_err(req, -dfd);
+		return;
+	}
+	rc = unlinkat(dfd, name, flags) < 0 ? errno : 0;
+	lfs_inode_fd_put(dir);
+	fuse_reply_err(req, rc);
+}
+
 void lfs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	int rc = unlinkat(lfs_inode_of(parent)->fd, name, 0);
-
-	fuse_reply_err(req, rc < 0 ? errno : 0);
+	lfs_remove(req, parent, name, 0);
 }
 
 void lfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	int rc = unlinkat(lfs_inode_of(parent)->fd, name, AT_REMOVEDIR);
-
-	fuse_reply_err(req, rc < 0 ? errno : 0);
+	lfs_remove(req, parent, name, AT_REMOVEDIR);
 }
 
 void lfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		   const char *newname, unsigned int flags)
 {
-	int rc = renameat2(lfs_inode_of(parent)->fd, name, lfs_inode_of(newparent)->fd, newname,
-			   flags);
+	struct lfs_inode *from = lfs_inode_of(parent), *to = lfs_inode_of(newparent);
+	int ffd, tfd, rc;
 
-	fuse_reply_err(req, rc < 0 ? errno : 0);
+	ffd = lfs_inode_fd(from);
+	if (ffd < 0) {
+		fuse_reply_err(req, -ffd);
+		return;
+	}
+	tfd = lfs_inode_fd(to);
+	if (tfd < 0) {
+		rc = -tfd;
+	} else {
+		rc = renameat2(ffd, name, tfd, newname, flags) < 0 ? errno : 0;
+		lfs_inode_fd_put(to);
+	}
+	lfs_inode_fd_put(from);
+	fuse_reply_err(req, rc);
 }
 
 void lfs_op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	struct lfs_inode *inode = lfs_inode_of(ino);
+	int fd = lfs_inode_fd(inode), rc;
 	struct statvfs sv;
 
-	if (fstatvfs(lfs_inode_of(ino)->fd, &sv) < 0)
-		fuse_reply_err(req, errno);
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	rc = fstatvfs(fd, &sv) < 0 ? errno : 0;
+	lfs_inode_fd_put(inode);
+	if (rc)
+		fuse_reply_err(req, rc);
 	else
 		fuse_reply_statfs(req, &sv);
 }
@@ -437,7 +536,15 @@ void lfs_op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	mode_t bits;
 	int rc, n, i;
 
-	rc = lfs_stat_fd(lfs_inode_of(ino)->fd, &st);
+	struct lfs_inode *inode = lfs_inode_of(ino);
+	int fd = lfs_inode_fd(inode);
+
+	if (fd < 0) {
+		rc = fd;
+		goto out;
+	}
+	rc = lfs_stat_fd(fd, &st);
+	lfs_inode_fd_put(inode);
 	if (rc || mask == F_OK)
 		goto out;
 	if (ctx->uid == 0) {

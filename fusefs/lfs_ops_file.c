@@ -7,9 +7,11 @@
  * Cache policy (see docs/lacunafs.md): the daemon must see every write,
  * because the sparse-read lock can only order what passes through it. So
  * an open that can write is direct_io: each write(2) becomes FUSE writes
- * that reach the daemon before the call returns, nothing is held dirty in
- * the kernel's page cache, and a shared writable mmap of it fails instead
- * of writing behind our back. A read-only open (with -o cache=auto, the
+ * that reach the daemon before the call returns and nothing written with
+ * write(2) is held dirty in the kernel's page cache. A shared writable mmap
+ * of it works where the kernel has FUSE_DIRECT_IO_ALLOW_MMAP (lfs_devio.c):
+ * its dirty pages come back as writes (fi->writepage), under the range
+ * lock like any other. A read-only open (with -o cache=auto, the
  * default) reads through the kernel page cache, which writes made through
  * the mount invalidate; it keeps the cache across opens only while the
  * backing file's mtime, ctime and size are those the cache was filled at.
@@ -51,6 +53,7 @@
 #include "lfs.h"
 #include "lfs_cred.h"
 #include "lfs_ctl.h"
+#include "lfs_fdcache.h"
 #include "log.h"
 
 #define LFS_DIO_ALIGN 4096
@@ -169,12 +172,20 @@ static int lfs_file_setup(struct lfs_inode *inode, int fd, struct fuse_file_info
 	struct lfs_file *f;
 	struct stat st;
 	bool writable = (fi->flags & O_ACCMODE) != O_RDONLY;
+	int rc;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	/* an open file keeps its inode's path fd (lfs_fdcache.h) */
+	rc = lfs_inode_fd(inode);
+	if (rc < 0) {
+		free(f);
+		return rc;
+	}
+	f->inode = inode;
 	f->fd = fd;
 	f->flags = fi->flags;
 	f->odirect = fi->flags & O_DIRECT;
@@ -194,6 +205,7 @@ static int lfs_file_setup(struct lfs_inode *inode, int fd, struct fuse_file_info
 
 static void lfs_file_free(struct lfs_file *f)
 {
+	lfs_inode_fd_put(f->inode);
 	close(f->fd);
 	free(f);
 }
@@ -227,27 +239,38 @@ void lfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		   struct fuse_file_info *fi)
 {
+	struct lfs_inode *dir = lfs_inode_of(parent);
 	struct fuse_entry_param e;
 	struct lfs_cred cred;
 	bool existed = false;
-	int fd, rc, flags;
+	int fd, dfd, rc, flags;
 
-	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
-	if (rc)
+	dfd = lfs_inode_fd(dir);
+	if (dfd < 0) {
+		rc = dfd;
 		goto out_err;
+	}
+	rc = lfs_cred_enter(req, &cred, LFS_CRED_CREATE);
+	if (rc) {
+		lfs_inode_fd_put(dir);
+		goto out_err;
+	}
 	/*
 	 * O_EXCL first: a file this call creates needs no O_TRUNC. Only when
 	 * the name exists (and the caller allowed that) open it and truncate
 	 * it under the range lock.
 	 */
 	flags = (fi->flags | O_CREAT | O_CLOEXEC) & ~(O_NOFOLLOW | O_NOCTTY | O_TRUNC);
-	fd = openat(lfs_inode_of(parent)->fd, name, flags | O_EXCL, mode);
+	fd = openat(dfd, name, flags | O_EXCL, mode);
+	if (fd < 0 && lfs_fd_exhausted(errno))
+		fd = openat(dfd, name, flags | O_EXCL, mode);
 	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
 		existed = true;
-		fd = openat(lfs_inode_of(parent)->fd, name, flags, mode);
+		fd = openat(dfd, name, flags, mode);
 	}
 	rc = fd < 0 ? -errno : 0;
 	lfs_cred_leave(&cred);
+	lfs_inode_fd_put(dir);
 	if (rc)
 		goto out_err;
 	rc = lfs_do_lookup(parent, name, &e);
@@ -488,6 +511,32 @@ out_unlock:
 	return n;
 }
 
+/*
+ * Pages of a shared writable mapping written back by the kernel
+ * (fi->writepage): at their own offset, from the page cache, through
+ * whichever writable open of the inode the kernel picked. If that open
+ * is O_APPEND (pwrite would append) or O_DIRECT (the last page may end at
+ * an unaligned EOF), write them through a plain descriptor instead, with
+ * the open's set-id handling. Returns the bytes written or -errno.
+ */
+static ssize_t lfs_write_page(fuse_req_t req, struct lfs_inode *inode, struct lfs_file *f,
+			      struct fuse_bufvec *in_buf, off_t off)
+{
+	struct lfs_file plain = *f;
+	ssize_t n;
+
+	if (!(f->flags & O_APPEND) && !f->odirect)
+		return lfs_write_locked(req, inode, f, in_buf, off, -1, 0, NULL);
+	plain.fd = lfs_reopen(inode, O_WRONLY);
+	if (plain.fd < 0)
+		return plain.fd;
+	plain.flags = (f->flags & ~(O_APPEND | O_DIRECT | O_ACCMODE)) | O_WRONLY;
+	plain.odirect = false;
+	n = lfs_write_locked(req, inode, &plain, in_buf, off, -1, 0, NULL);
+	close(plain.fd);
+	return n;
+}
+
 void lfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
 		      struct fuse_file_info *fi)
 {
@@ -497,7 +546,11 @@ void lfs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf
 		fuse_reply_write(req, 0);
 		return;
 	}
-	n = lfs_write_locked(req, lfs_inode_of(ino), lfs_file_of(fi), in_buf, off, -1, 0, NULL);
+	if (fi->writepage)
+		n = lfs_write_page(req, lfs_inode_of(ino), lfs_file_of(fi), in_buf, off);
+	else
+		n = lfs_write_locked(req, lfs_inode_of(ino), lfs_file_of(fi), in_buf, off, -1, 0,
+				     NULL);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

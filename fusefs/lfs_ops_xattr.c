@@ -13,15 +13,26 @@
 #include <sys/xattr.h>
 
 #include "lfs.h"
+#include "lfs_fdcache.h"
 
+/* The inode's path, its fd pinned until lfs_xattr_done. */
 static int lfs_xattr_path(fuse_ino_t ino, char *path, size_t len)
 {
 	struct lfs_inode *inode = lfs_inode_of(ino);
+	int fd;
 
 	if (inode->type == S_IFLNK)
 		return -EOPNOTSUPP;
-	lfs_proc_path(path, len, inode->fd);
+	fd = lfs_inode_fd(inode);
+	if (fd < 0)
+		return fd;
+	lfs_proc_path(path, len, fd);
 	return 0;
+}
+
+static void lfs_xattr_done(fuse_ino_t ino)
+{
+	lfs_inode_fd_put(lfs_inode_of(ino));
 }
 
 /* getxattr (name) or listxattr (name == NULL): a size probe or the data. */
@@ -38,13 +49,17 @@ static void lfs_xattr_read(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 	if (size) {
 		buf = malloc(size);
 		if (!buf) {
+			lfs_xattr_done(ino);
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
 	}
 	n = name ? getxattr(path, name, buf, size) : listxattr(path, buf, size);
 	if (n < 0)
-		fuse_reply_err(req, errno);
+		n = -errno;
+	lfs_xattr_done(ino);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
 	else if (size == 0)
 		fuse_reply_xattr(req, (size_t)n);
 	else
@@ -68,8 +83,11 @@ void lfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const cha
 	char path[64];
 	int rc = lfs_xattr_path(ino, path, sizeof(path));
 
-	if (!rc && setxattr(path, name, value, size, flags) < 0)
-		rc = -errno;
+	if (!rc) {
+		if (setxattr(path, name, value, size, flags) < 0)
+			rc = -errno;
+		lfs_xattr_done(ino);
+	}
 	fuse_reply_err(req, -rc);
 }
 
@@ -78,7 +96,10 @@ void lfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	char path[64];
 	int rc = lfs_xattr_path(ino, path, sizeof(path));
 
-	if (!rc && removexattr(path, name) < 0)
-		rc = -errno;
+	if (!rc) {
+		if (removexattr(path, name) < 0)
+			rc = -errno;
+		lfs_xattr_done(ino);
+	}
 	fuse_reply_err(req, -rc);
 }

@@ -373,6 +373,45 @@ static bool lfs_ioctl_known(unsigned int cmd)
 	}
 }
 
+/*
+ * The inode flags (lsattr) and the extended attributes of FS_IOC_FSGETXATTR
+ * of a file or directory, read from the backing inode, so that they show
+ * as they do there. The kernel asks for them itself (fileattr_get) with an
+ * int, or a struct fsxattr, to fill. Setting them (chattr) is not passed
+ * on: ENOTTY. Replies: fuse_reply_ioctl or fuse_reply_err.
+ */
+static void lfs_ioctl_getattr(fuse_req_t req, struct lfs_inode *inode, unsigned int cmd,
+			      size_t out_bufsz)
+{
+	union {
+		int flags;
+		struct fsxattr fsx;
+	} u;
+	size_t len = cmd == FS_IOC_FSGETXATTR ? sizeof(u.fsx) : sizeof(u.flags);
+	int fd, rc;
+
+	if (inode->type != S_IFREG && inode->type != S_IFDIR) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (out_bufsz < len) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	fd = lfs_reopen(inode, O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	memset(&u, 0, sizeof(u));
+	rc = ioctl(fd, cmd, &u) < 0 ? errno : 0;
+	close(fd);
+	if (rc)
+		fuse_reply_err(req, rc);
+	else
+		fuse_reply_ioctl(req, 0, &u, len);
+}
+
 void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
 		  size_t in_bufsz, size_t out_bufsz)
@@ -381,6 +420,10 @@ void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	bool write = cmd == LACUNA_IOC_WRITE || cmd == LACUNA_IOC_WRITE_INLINE;
 	int accmode;
 
+	if (cmd == FS_IOC_GETFLAGS || cmd == FS_IOC_FSGETXATTR) {
+		lfs_ioctl_getattr(req, inode, cmd, out_bufsz);
+		return;
+	}
 	if (!lfs_ioctl_known(cmd)) {
 		fuse_reply_err(req, ENOTTY);
 		return;

@@ -5,7 +5,8 @@
 # files (create, write, read, append, truncate), directories (including a
 # 1000-entry listing compared with the backing listing), hard links,
 # symlinks, every kind of rename (plain, replacing, RENAME_NOREPLACE,
-# RENAME_EXCHANGE, directories), special files, user xattrs, nanosecond
+# RENAME_EXCHANGE, directories), special files, user xattrs, inode flags
+# (lsattr), nanosecond
 # timestamps, chmod/chown, a sparse file past 4 GiB, statfs,
 # copy_file_range, and flock / POSIX / OFD locks between two processes.
 #
@@ -574,10 +575,26 @@ px_locks() {
 	px_chk "OFD lock after the holder exits" "OK:locked" "$FSOPS" fcntl-lock "$M/lk" wr 0 1 ofd
 }
 
+# lsattr of a file and of a directory shows what it shows on the backing
+# filesystem (the flags are read from the backing inode), with no error.
+px_attrs() {
+	local b=$1 m=$2 out
+	echo x >"$m/f"
+	out=$(lsattr "$m/f" 2>&1)
+	lt_check_eq "$PX_FS: lsattr of a file as on the backing filesystem" \
+		"$(lsattr "$b/f" 2>&1 | cut -d' ' -f1)" "$(cut -d' ' -f1 <<<"$out")"
+	lt_check_eq "$PX_FS: lsattr -d of a directory as on the backing filesystem" \
+		"$(lsattr -d "$b" 2>&1 | cut -d' ' -f1)" "$(lsattr -d "$m" 2>&1 | cut -d' ' -f1)"
+	case $out in
+	*"Invalid argument"* | *"not supported"* | *"Inappropriate ioctl"*)
+		lt_fail "$PX_FS: lsattr: $out" ;;
+	esac
+}
+
 px_one() {
 	local type=$1 backing=$2 mnt=$3 sec
 	PX_FS=$type
-	for sec in files dirs links renames special xattrs times owner sparse statfs copy locks; do
+	for sec in files dirs links renames special xattrs attrs times owner sparse statfs copy locks; do
 		mkdir "$mnt/$sec" || { lt_fail "$PX_FS: mkdir $mnt/$sec"; continue; }
 		lt_log "-- $type: $sec"
 		"px_$sec" "$backing/$sec" "$mnt/$sec"

@@ -17,7 +17,8 @@
  * unknown token, EPERM for the token of another process (a forked
  * child), E2BIG from lacuna_write for data neither in the arena nor
  * small (a window running off it); ENOTTY for an unknown ioctl
- * before any size check (FS_IOC_GETFLAGS, as lsattr sends); the write
+ * before any size check (FS_IOC_GETVERSION, as lsattr -v sends; lsattr's
+ * FS_IOC_GETFLAGS is answered from the backing inode); the write
  * unit that LACUNA_IOC_INFO reports.
  *
  * full: on a filesystem with less free space than the write, a write of
@@ -119,6 +120,7 @@ static int abi(const char *path)
 	uint8_t *arena;
 	size_t alen;
 	int fd, rfd, rc, flags;
+	long version = 0;
 	pid_t pid;
 
 	if (!wi || !buf || !back)
@@ -201,8 +203,8 @@ static int abi(const char *path)
 	wr_init(&wi->h, sizeof(*wi), 0, LACUNA_WRITE_INLINE_MAX + 1);
 	check(ioc(fd, LACUNA_IOC_WRITE_INLINE, wi) == EINVAL,
 	      "an inline length over LACUNA_WRITE_INLINE_MAX: EINVAL");
-	check(ioc(fd, FS_IOC_GETFLAGS, &flags) == ENOTTY,
-	      "an ioctl lacunafs does not know (FS_IOC_GETFLAGS): ENOTTY");
+	check(ioc(fd, FS_IOC_GETVERSION, &version) == ENOTTY,
+	      "an ioctl lacunafs does not know (FS_IOC_GETVERSION): ENOTTY");
 
 	/* a window running off the arena is data outside it, too large to go inline */
 	rc = lacuna_write(c, fd, 0, arena + alen - 1, 1, 0, &res);
