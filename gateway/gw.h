@@ -134,6 +134,13 @@ struct gw_stats {
 	atomic_ullong compounds;
 	atomic_ullong rpc_null, rpc_rejected, rpc_garbage;
 	atomic_ullong conns_accepted, conns_open, conns_dropped;
+	/* limits hit: connections refused, idle ones closed to make room, closed
+	 * idle, closed with a record unfinished or replies unsent too long; times a
+	 * connection stopped being read for its own requests and replies, or for
+	 * its address's share of requests or record chunks */
+	atomic_ullong conns_refused, conns_evicted, conns_idle_closed;
+	atomic_ullong conns_record_timeout, conns_send_timeout;
+	atomic_ullong conn_stalls, client_stalls;
 	atomic_ullong bytes_in, bytes_out;
 	atomic_ullong read_bytes, write_bytes;
 	/* READ_PLUS: bytes of data and of holes sent; replies taken atomically or not */

@@ -280,7 +280,8 @@ static void parse_setting(struct gw_loader *ld, char *p)
 		snprintf(alt, sizeof(alt), "%s", key);
 		for (i = 0; alt[i]; i++)
 			alt[i] = alt[i] == '-' ? '_' : alt[i];
-		if (klen < sizeof(alt) && (find_setting(alt, klen) >= 0 || gw_limits_index(alt) >= 0))
+		if (klen < sizeof(alt) &&
+		    (find_setting(alt, klen) >= 0 || gw_limits_index(alt) >= 0))
 			gw_err_at(&ld->err, kline, "unknown setting '%s' (did you mean %s?)", key,
 				  alt);
 		else

@@ -38,6 +38,8 @@ static const struct {
 	  GW_CONN_REPLY_BYTES_MAX, offsetof(struct gw_limits, conn_reply_bytes) },
 	{ "max_records_per_client", GW_LIM_COUNT, 1, GW_CLIENT_RECORDS_MAX,
 	  offsetof(struct gw_limits, client_records) },
+	{ "max_requests_per_client", GW_LIM_COUNT, 1, GW_CLIENT_REQUESTS_MAX,
+	  offsetof(struct gw_limits, client_requests) },
 };
 #define GW_NLIMITS (sizeof(gw_limit_table) / sizeof(gw_limit_table[0]))
 
@@ -52,6 +54,7 @@ void gw_limits_default(struct gw_limits *l)
 		.conn_requests = GW_CONN_REQUESTS_DEFAULT,
 		.conn_reply_bytes = GW_CONN_REPLY_BYTES_DEFAULT,
 		.client_records = GW_CLIENT_RECORDS_DEFAULT,
+		.client_requests = GW_CLIENT_REQUESTS_DEFAULT,
 	};
 }
 

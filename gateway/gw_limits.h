@@ -29,13 +29,15 @@
 #define GW_RECORD_TIMEOUT_DEFAULT 30
 #define GW_SEND_TIMEOUT_DEFAULT 60
 #define GW_TIMEOUT_MAX 86400
-#define GW_CONN_REQUESTS_DEFAULT 64
+#define GW_CONN_REQUESTS_DEFAULT 128
 #define GW_CONN_REQUESTS_MAX 4096
-#define GW_CONN_REPLY_BYTES_DEFAULT (8u * 1024 * 1024)
+#define GW_CONN_REPLY_BYTES_DEFAULT (16u * 1024 * 1024)
 #define GW_CONN_REPLY_BYTES_MIN (64u * 1024)
 #define GW_CONN_REPLY_BYTES_MAX (1024u * 1024 * 1024)
 #define GW_CLIENT_RECORDS_DEFAULT 16
 #define GW_CLIENT_RECORDS_MAX 65536
+#define GW_CLIENT_REQUESTS_DEFAULT 128
+#define GW_CLIENT_REQUESTS_MAX 65536
 
 struct gw_limits {
 	unsigned int max_conns;	       /* 0: auto, from RLIMIT_NOFILE */
@@ -46,6 +48,7 @@ struct gw_limits {
 	unsigned int conn_requests;    /* requests out per connection */
 	uint32_t conn_reply_bytes;     /* bytes of replies queued per connection */
 	unsigned int client_records;   /* large records being received per address */
+	unsigned int client_requests;  /* requests out (reply not sent) per address */
 };
 
 /* Every limit at its default. */
@@ -59,7 +62,7 @@ void gw_limits_default(struct gw_limits *l);
 int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
 
 /* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 8
+#define GW_LIMITS_N 9
 int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */

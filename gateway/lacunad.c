@@ -107,6 +107,13 @@ static void write_stats(const char *path)
 		gw.stats.compounds, gw.stats.rpc_null, gw.stats.rpc_rejected, gw.stats.rpc_garbage);
 	fprintf(f, "conns_accepted %llu\nconns_open %llu\nconns_dropped %llu\n",
 		gw.stats.conns_accepted, gw.stats.conns_open, gw.stats.conns_dropped);
+	fprintf(f,
+		"conns_refused %llu\nconns_evicted %llu\nconns_idle_closed %llu\n"
+		"conns_record_timeout %llu\nconns_send_timeout %llu\nconn_stalls %llu\n"
+		"client_stalls %llu\n",
+		gw.stats.conns_refused, gw.stats.conns_evicted, gw.stats.conns_idle_closed,
+		gw.stats.conns_record_timeout, gw.stats.conns_send_timeout, gw.stats.conn_stalls,
+		gw.stats.client_stalls);
 	fprintf(f, "bytes_in %llu\nbytes_out %llu\nread_bytes %llu\nwrite_bytes %llu\n",
 		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes, gw.stats.write_bytes);
 	fprintf(f, "clients %u\nsessions %u\nopens %u\nlocks %u\n", ss.clients, ss.sessions,
