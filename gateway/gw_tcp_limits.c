@@ -23,7 +23,9 @@
  *
  * Time. Once a second (the loop's tick) every connection is looked at:
  * one idle for idle_timeout, one whose record (or its mark) began
- * record_timeout ago and has not all arrived, one whose queued replies
+ * record_timeout ago and has not all arrived although lacunad was
+ * reading it (a connection lacunad stopped reading is not timed while
+ * it waits; its record's clock starts again when it goes on), one whose queued replies
  * have not moved for send_timeout (a client that does not read, which
  * has also made the connection stop being read, see gw_tcp.c) is
  * closed. Each case is counted in the statistics.
@@ -241,6 +243,7 @@ void gw_tcp_limits_tick(void)
 			gw_stat_add(&gw_tcp.srv->stats.conns_idle_closed, 1);
 			gw_conn_close(c, false, "idle_timeout");
 		} else if (lim->record_timeout && (c->rec.buf || c->mark_got) &&
+			   c->stall == GW_STALL_NONE &&
 			   now - c->rec_since >= (time_t)lim->record_timeout) {
 			gw_stat_add(&gw_tcp.srv->stats.conns_record_timeout, 1);
 			gw_conn_close(c, true, "record_timeout: a record did not finish arriving");
