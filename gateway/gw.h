@@ -141,6 +141,8 @@ struct gw_stats {
 	atomic_ullong conns_refused, conns_evicted, conns_idle_closed;
 	atomic_ullong conns_record_timeout, conns_send_timeout;
 	atomic_ullong conn_stalls, client_stalls;
+	/* lacunafs exports served without atomic sparse reads now (a gauge) */
+	atomic_ullong exports_not_atomic;
 	atomic_ullong bytes_in, bytes_out;
 	atomic_ullong read_bytes, write_bytes;
 	/* READ_PLUS: bytes of data and of holes sent; replies taken atomically or not */
@@ -187,6 +189,13 @@ int gw_exports_load(struct gw_srv *s, struct gw_config *cfg);
 struct gw_xport *gw_xport_find(struct gw_srv *s, uint32_t id);
 /* Its configuration entry, NULL when no longer configured (cfg_lock held). */
 const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xport *xp);
+
+/*
+ * Count the lacunafs exports served without atomic sparse reads, warn
+ * while there are some, and retry their registration with lacunafs
+ * (gw_xport_atomic.c). Called once a second.
+ */
+void gw_xports_atomic_check(struct gw_srv *s);
 
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 

@@ -118,6 +118,7 @@ static void write_stats(const char *path)
 		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes, gw.stats.write_bytes);
 	fprintf(f, "clients %u\nsessions %u\nopens %u\nlocks %u\n", ss.clients, ss.sessions,
 		ss.opens, ss.locks);
+	fprintf(f, "exports_not_atomic %llu\n", gw.stats.exports_not_atomic);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
@@ -158,6 +159,7 @@ static void *signal_thread(void *arg)
 		}
 		if (sig == SIGHUP)
 			reload();
+		gw_xports_atomic_check(&gw);
 		pthread_rwlock_rdlock(&gw.cfg_lock);
 		if (gw.cfg->stats_file)
 			write_stats(gw.cfg->stats_file);
