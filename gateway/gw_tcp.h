@@ -53,6 +53,7 @@ struct gw_addr {
 	struct gw_addr *next; /* hash chain */
 	uint8_t key[16];      /* IPv4 as v4-mapped IPv6 */
 	unsigned int conns;   /* connections open */
+	unsigned int closing; /* of them, closing (their fds go once freed) */
 	unsigned int records; /* large records being received */
 	unsigned int reqs;    /* requests out: processing, or reply not sent */
 };
@@ -161,6 +162,7 @@ struct gw_tcp {
 	time_t pool_logged;
 	struct gw_limits lim;	/* the configuration's limits, as of the last tick */
 	unsigned int max_conns; /* lim.max_conns resolved against RLIMIT_NOFILE */
+	unsigned int nclosing;	/* connections closing, not yet freed */
 	time_t limit_logged;
 	struct gw_addr *addrs[GW_TCP_ADDR_BUCKETS];
 };
@@ -175,6 +177,8 @@ struct io_uring_sqe *gw_tcp_sqe(void);
 void gw_tcp_limits_load(void);
 /* A new connection: charge it to its address; -EBUSY (refuse it) past the limits. */
 int gw_tcp_limits_admit(struct gw_conn *c);
+/* @c starts closing: it no longer counts against the limits. */
+void gw_tcp_limits_closing(struct gw_conn *c);
 /* A connection freed: its address forgets it. */
 void gw_tcp_limits_release(struct gw_conn *c);
 /* Record progress on @c (bytes in or out). */

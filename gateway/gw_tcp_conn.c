@@ -108,6 +108,7 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 	if (c->closing)
 		return;
 	c->closing = true;
+	gw_tcp_limits_closing(c);
 	log_debug("tcp: connection %llu from %s closed: %s", (unsigned long long)c->info.id,
 		  gw_addr_str(&c->info.peer, a, sizeof(a)), why);
 	if (dropped)

@@ -181,23 +181,35 @@ int gw_tcp_limits_admit(struct gw_conn *c)
 	c->addr = a;
 	a->conns++;
 	c->active = c->rec_since = c->send_since = gw_tcp_now();
-	/* connections still closing count until freed: they hold their fds */
-	if (a->conns > gw_tcp.lim.max_conns_client) {
+	/*
+	 * connections closing do not count: many may close in one batch of
+	 * completions, and their fds go when it ends (GW_FD_RESERVE covers them)
+	 */
+	if (a->conns - a->closing > gw_tcp.lim.max_conns_client) {
 		ret = gw_tcp_make_room(c, a, "max_connections_per_client");
 		if (ret)
 			return ret;
 	}
-	if (gw_tcp.nconns > gw_tcp.max_conns)
+	if (gw_tcp.nconns - gw_tcp.nclosing > gw_tcp.max_conns)
 		return gw_tcp_make_room(c, NULL, "max_connections");
 	return 0;
+}
+
+void gw_tcp_limits_closing(struct gw_conn *c)
+{
+	gw_tcp.nclosing++;
+	if (c->addr)
+		c->addr->closing++;
 }
 
 void gw_tcp_limits_release(struct gw_conn *c)
 {
 	struct gw_addr *a = c->addr;
 
+	gw_tcp.nclosing--; /* only closing connections are freed */
 	if (!a)
 		return;
+	a->closing--;
 	if (c->rec_counted) {
 		a->records--;
 		c->rec_counted = false;
