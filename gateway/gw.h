@@ -141,6 +141,8 @@ struct gw_stats {
 	atomic_ullong conns_refused, conns_evicted, conns_idle_closed;
 	atomic_ullong conns_record_timeout, conns_send_timeout;
 	atomic_ullong conn_stalls, client_stalls;
+	/* EXCHANGE_ID, SETCLIENTID, CREATE_SESSION refused by gw_state_admit() */
+	atomic_ullong state_refused;
 	/* lacunafs exports served without atomic sparse reads now (a gauge) */
 	atomic_ullong exports_not_atomic;
 	atomic_ullong bytes_in, bytes_out;
@@ -196,6 +198,13 @@ const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xpo
  * (gw_xport_atomic.c). Called once a second.
  */
 void gw_xports_atomic_check(struct gw_srv *s);
+
+/*
+ * May @c (EXCHANGE_ID or SETCLIENTID; CREATE_SESSION when @session)
+ * create state? NFS4_OK, or the status to answer (gw_state_limits.c).
+ */
+struct nfs4_compound;
+uint32_t gw_state_admit(struct nfs4_compound *c, bool session);
 
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 

@@ -40,6 +40,8 @@ static const struct {
 	  offsetof(struct gw_limits, client_records) },
 	{ "max_requests_per_client", GW_LIM_COUNT, 1, GW_CLIENT_REQUESTS_MAX,
 	  offsetof(struct gw_limits, client_requests) },
+	{ "max_clients", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_clients) },
+	{ "max_sessions", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_sessions) },
 };
 #define GW_NLIMITS (sizeof(gw_limit_table) / sizeof(gw_limit_table[0]))
 
@@ -55,6 +57,8 @@ void gw_limits_default(struct gw_limits *l)
 		.conn_reply_bytes = GW_CONN_REPLY_BYTES_DEFAULT,
 		.client_records = GW_CLIENT_RECORDS_DEFAULT,
 		.client_requests = GW_CLIENT_REQUESTS_DEFAULT,
+		.max_clients = GW_CLIENTS_DEFAULT,
+		.max_sessions = GW_SESSIONS_DEFAULT,
 	};
 }
 

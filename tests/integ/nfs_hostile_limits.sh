@@ -21,6 +21,9 @@
 #    record_timeout; the 900 KiB WRITEs still get their chunks
 #  - pipeline: 4 connections keeping 256 GETATTRs each in flight: the
 #    workers serve connections in turn
+#  - state: 50 NFSv4.1 clients with a session each, max_clients 30: the
+#    rest are refused with NFS4ERR_DELAY; EXCHANGE_ID from an address no
+#    export lists is NFS4ERR_PERM
 # The limits hit are counted in the stats file.
 . "$top_srcdir/tests/lib.sh"
 lt_init
@@ -46,7 +49,10 @@ record_timeout = 3
 send_timeout = 3
 max_requests_per_client = 32
 max_records_per_client = 8
-$export_dir 127.0.0.0/8(rw,no_root_squash,fsid=root)
+max_clients = 30
+max_sessions = 40
+# not 127.200.0.1: the state attack's unlisted address
+$export_dir 127.0.0.0/9(rw,no_root_squash,fsid=root)
 CONF
 
 nfs_start --config "$conf"
@@ -58,7 +64,8 @@ rc=0
 timeout 600 python3 "$top_srcdir/tests/tools/nfs_limits.py" --port "$NFS_PORT" \
 	--pid "$NFS_PID" --stats "$LT_TMP/stats" --p99 "$LT_LIMITS_P99" \
 	--rss-mib "$LT_LIMITS_RSS_MIB" --fds 1000 --idle-conns 1200 --noread-conns 40 \
-	--slowrec-conns 400 >"$LT_TMP/limits.out" 2>&1 || rc=$?
+	--slowrec-conns 400 --state-clients 50 --max-clients 30 >"$LT_TMP/limits.out" 2>&1 ||
+	rc=$?
 [ "$rc" = 124 ] && lt_fail "nfs_limits.py timed out after 600 s"
 while IFS= read -r line; do
 	case $line in
@@ -70,7 +77,7 @@ done <"$LT_TMP/limits.out"
 lt_check_eq "nfs_limits.py exit status" 0 "$rc"
 
 # each attack hit the limit meant for it, and the stats file says so
-for k in conns_evicted conns_idle_closed conns_record_timeout client_stalls; do
+for k in conns_evicted conns_idle_closed conns_record_timeout client_stalls state_refused; do
 	v=$(awk -v k="$k" '$1 == k { print $2 }' "$LT_TMP/stats")
 	lt_check "stats: $k counted (${v:-missing})" test "${v:-0}" -gt 0
 done

@@ -27,6 +27,10 @@ Attacks (default: all), from 127.0.0.1 and other loopback addresses:
              record and a few bytes of it, never the rest
   pipeline   connections keeping 256 GETATTRs each in flight (they read
              their replies): one cannot starve the others
+  state      --state-clients NFSv4.1 clients with a session each, more
+             than the server's max_clients: the ones past it are refused
+             (NFS4ERR_DELAY), and a client from 127.200.0.1 (an address
+             the exports must not list) gets NFS4ERR_PERM for EXCHANGE_ID
 
 After each attack its sockets are closed and service must be back to
 normal: the prober's p99 in a quiet window, and the server's open
@@ -47,6 +51,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rpc_client import (RpcConn, Compound, auth_sys, call_record, frame,  # noqa: E402
                         xdr_opaque, xdr_u32, xdr_u64)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import lt_nfs4raw as raw  # noqa: E402
 
 OP_GETATTR, OP_WRITE = 9, 38
 NFS4ERR_DELAY = 10008
@@ -326,11 +332,53 @@ def attack_pipeline(args, measure):
     return None
 
 
+def raw_client(args, source):
+    """A tests/lt_nfs4raw.py Client from address @source."""
+    cl = raw.Client.__new__(raw.Client)
+    cl.s = socket.create_connection((args.host, args.port), timeout=args.hang,
+                                    source_address=(source, 0))
+    cl.xid, cl.uid, cl.gid = 1000, 0, 0
+    return cl
+
+
+def attack_state(args, measure):
+    made, refused, other, keep = 0, 0, [], []
+    for i in range(args.state_clients):
+        cl = raw_client(args, "127.0.4.%d" % (1 + i % 8))
+        try:
+            keep.append(raw.Session(cl, minor=1))
+            made += 1
+        except ValueError as e:
+            if "DELAY" in str(e) or str(NFS4ERR_DELAY) in str(e):
+                refused += 1
+            else:
+                other.append(str(e))
+            cl.close()
+    time.sleep(args.duration)  # the sessions are held meanwhile
+    measure()
+    cl = raw_client(args, "127.200.0.1")
+    st, _ = cl.call(1, [("EXCHANGE_ID", b"\0" * 8 + raw.opaque(b"unlisted") + raw.u32(1) +
+                         raw.u32(0) + raw.u32(0))])
+    cl.close()
+    for s in keep:
+        s.c.close()
+    print("# state: %d clients with a session made, %d refused; EXCHANGE_ID from an "
+          "unlisted address: %s" % (made, refused, raw.errname(st)))
+    if other:
+        return "unexpected errors: %s" % other[:3]
+    if made > args.max_clients or not refused:
+        return "%d clients made, over max_clients %d" % (made, args.max_clients)
+    if st != raw.ERR["PERM"]:
+        return "EXCHANGE_ID from an unlisted address: %s, not PERM" % raw.errname(st)
+    return None
+
+
 ATTACKS = {
     "idle": attack_idle,
     "noread": attack_noread,
     "slowrec": attack_slowrec,
     "pipeline": attack_pipeline,
+    "state": attack_state,
 }
 
 
@@ -349,6 +397,8 @@ def main():
     ap.add_argument("--idle-conns", type=int, default=600)
     ap.add_argument("--noread-conns", type=int, default=40)
     ap.add_argument("--slowrec-conns", type=int, default=150)
+    ap.add_argument("--state-clients", type=int, default=50)
+    ap.add_argument("--max-clients", type=int, default=30, help="the server's max_clients")
     ap.add_argument("attacks", nargs="*")
     args = ap.parse_args()
     soft, hard = __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)

@@ -1359,6 +1359,7 @@ static void test_limits(void **state)
 	assert_int_equal(cfg->limits.max_conns_client, GW_CONNS_CLIENT_DEFAULT);
 	assert_int_equal(cfg->limits.idle_timeout, GW_IDLE_TIMEOUT_DEFAULT);
 	assert_int_equal(cfg->limits.conn_reply_bytes, GW_CONN_REPLY_BYTES_DEFAULT);
+	assert_int_equal(cfg->limits.max_sessions, GW_SESSIONS_DEFAULT);
 	/* auto: half of what the reserve leaves, never below the minimum */
 	assert_int_equal(gw_limits_max_conns(&cfg->limits, 20000), (20000 - GW_FD_RESERVE) / 2);
 	assert_int_equal(gw_limits_max_conns(&cfg->limits, 100), GW_CONNS_MIN);
