@@ -106,6 +106,7 @@ struct gw_conn {
 	bool recv_armed, cancel_pending, nobuf;
 	bool rd_eof, closing, kicked, send_busy;
 	enum gw_stall stall;
+	enum gw_stall was_stalled; /* stall before the current feed: a retry is not counted */
 
 	/* receiving: the mark starting a record, then the record */
 	uint8_t mark[4];

@@ -236,7 +236,7 @@ static int gw_conn_rec_start(struct gw_conn *c)
 		return -EMSGSIZE;
 	}
 	if (c->nreq >= c->req_max || c->sq_bytes >= gw_tcp.lim.conn_reply_bytes) {
-		if (c->stall != GW_STALL_INFLIGHT)
+		if (c->was_stalled != GW_STALL_INFLIGHT)
 			gw_stat_add(&gw_tcp.srv->stats.conn_stalls, 1);
 		return gw_conn_stall(c, GW_STALL_INFLIGHT);
 	}
@@ -247,7 +247,7 @@ static int gw_conn_rec_start(struct gw_conn *c)
 	}
 	/* records leave part of the large pool to the replies, and each address its share */
 	if (gw_tcp_client_full(c, pool == gw_tcp.large)) {
-		if (c->stall != GW_STALL_CLIENT)
+		if (c->was_stalled != GW_STALL_CLIENT)
 			gw_stat_add(&gw_tcp.srv->stats.client_stalls, 1);
 		return gw_conn_stall(c, GW_STALL_CLIENT);
 	}
@@ -263,7 +263,7 @@ static int gw_conn_rec_start(struct gw_conn *c)
 		c->addr->records++;
 		c->rec_counted = true;
 	}
-	c->stall = GW_STALL_NONE;
+	c->stall = c->was_stalled = GW_STALL_NONE;
 	c->rec_since = gw_tcp_now();
 	rpc_rec_init(&c->rec, chunk, max);
 	c->rec_pool = pool;
@@ -309,6 +309,7 @@ static size_t gw_conn_feed(struct gw_conn *c, const uint8_t *d, size_t len)
 	size_t done = 0;
 	ssize_t n;
 
+	c->was_stalled = c->stall;
 	c->stall = GW_STALL_NONE;
 	for (;;) {
 		if (!c->rec.buf) {
