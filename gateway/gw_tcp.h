@@ -100,6 +100,7 @@ struct gw_conn {
 	unsigned int req_max; /* max_requests_per_connection when accepted */
 	struct gw_addr *addr;
 	bool rec_counted;  /* the record in progress counts in addr->records */
+	bool used;	   /* a whole record has arrived on it */
 	time_t active;	   /* last bytes received or sent (CLOCK_MONOTONIC s) */
 	time_t rec_since;  /* when the record (or its mark) in progress began */
 	time_t send_since; /* when the replies queued last made progress */

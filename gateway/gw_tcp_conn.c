@@ -292,6 +292,7 @@ static int gw_conn_rec_done(struct gw_conn *c)
 	r->snext = NULL;
 	gw_work_init(&r->w, &c->info, c->rec.buf, c->rec.len, true, c->rec_max);
 	r->w.flow = &c->flow;
+	c->used = true;
 	c->addr->reqs++;
 	gw_conn_uncount_record(c);
 	rpc_rec_init(&c->rec, NULL, 0);

@@ -10,9 +10,12 @@
  * Connections. Every connection is charged to its client address (IPv4
  * as v4-mapped IPv6, so both families count alike) in a hash table of
  * struct gw_addr. A new connection over max_connections_per_client for
- * its address, or over max_connections in all, takes the place of the
- * connection idle the longest (of that address, or of anyone) if there
- * is one: no request out, no reply queued, no record begun. Else it is
+ * its address, or over max_connections in all, takes the place of an
+ * idle connection (of that address, or of anyone) if there is one: no
+ * request out, no reply queued, no record begun. The one idle the
+ * longest among those that never carried a whole request goes first (a
+ * flood of connections that send nothing replaces itself, not the
+ * clients at work between two calls), else the one idle the longest. Else it is
  * refused: closed at once, before anything is read from it. The loop's
  * list of connections is kept in order of last activity (bytes received
  * or sent), least recent first, so the idle connection to drop is the
@@ -126,18 +129,26 @@ static bool gw_conn_idle(const struct gw_conn *c)
 	       c->spill_off == c->spill_len;
 }
 
-/* The connection idle the longest, of address @a (NULL: of anyone). */
-static struct gw_conn *gw_tcp_oldest_idle(const struct gw_addr *a, const struct gw_conn * not )
+/*
+ * The idle connection to close, of address @a (NULL: of anyone) and not
+ * @keep: the one idle the longest of those that never carried a whole
+ * request, else the one idle the longest.
+ */
+static struct gw_conn *gw_tcp_oldest_idle(const struct gw_addr *a, const struct gw_conn *keep)
 {
+	struct gw_conn *c, *old = NULL;
 	struct gw_list *l;
-	struct gw_conn *c;
 
 	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = l->next) {
 		c = gw_conn_of(l, all);
-		if (c != not &&gw_conn_idle(c) && (!a || c->addr == a))
+		if (c == keep || !gw_conn_idle(c) || (a && c->addr != a))
+			continue;
+		if (!c->used)
 			return c;
+		if (!old)
+			old = c;
 	}
-	return NULL;
+	return old;
 }
 
 static void gw_tcp_limit_log(const char *what, const struct gw_conn *c)

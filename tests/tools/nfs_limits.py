@@ -161,7 +161,7 @@ class Prober:
                     self.conn.close()
                 self.conn = None
                 # a closed idle connection is made again, as real clients do
-                if isinstance(e, (EOFError, ConnectionResetError)) and \
+                if isinstance(e, (EOFError, ConnectionResetError, BrokenPipeError)) and \
                         time.time() - t0 < self.a.hang:
                     continue
                 self.note(kind, time.time() - t0,
