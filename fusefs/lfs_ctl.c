@@ -27,7 +27,10 @@
  * every registration made on it is unlinked from the registry; the
  * mapping goes away when the last ioctl still using it drops its
  * reference. Limits per connection (count and bytes) and on the number of
- * connections keep one client from exhausting the daemon.
+ * connections keep one client from exhausting the daemon: a uid other
+ * than root holds at most LFS_CTL_CONNS_PER_UID connections, and the
+ * last LFS_CTL_CONNS_ROOT are root's alone, so that unprivileged users
+ * cannot keep lacunad from registering.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +45,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lfs_ctl.h"
@@ -316,18 +320,43 @@ static bool lfs_ctl_serve(struct lfs_conn *conn)
 	return send(conn->fd, &ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT) == sizeof(ans);
 }
 
+/* May a client of @uid have one more connection? */
+static bool lfs_ctl_admit(uid_t uid)
+{
+	unsigned int i, mine = 0;
+
+	if (ctl.nconns >= LFS_CTL_CONNS_MAX)
+		return false;
+	if (uid == 0)
+		return true;
+	if (ctl.nconns >= LFS_CTL_CONNS_MAX - LFS_CTL_CONNS_ROOT)
+		return false;
+	for (i = 0; i < ctl.nconns; i++)
+		mine += ctl.conns[i].uid == uid;
+	return mine < LFS_CTL_CONNS_PER_UID;
+}
+
 static void lfs_ctl_accept(void)
 {
-	struct ucred cred;
+	static time_t logged;
+	struct ucred cred = { .uid = (uid_t)-1 };
 	socklen_t clen = sizeof(cred);
 	int fd = accept4(ctl.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct lfs_conn *conn;
+	time_t now;
 
 	if (fd < 0)
 		return;
-	if (ctl.nconns >= LFS_CTL_CONNS_MAX ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
-		log_warn("control socket: refusing a connection (%u open)", ctl.nconns);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || !lfs_ctl_admit(cred.uid)) {
+		now = time(NULL);
+		if (now - logged >= LFS_CTL_REFUSE_LOG_SEC) {
+			logged = now;
+			log_warn("control socket: refusing a connection of uid %d (%u open; at "
+				 "most %d per uid but root's, %d kept for root; logged once a "
+				 "minute)",
+				 (int)cred.uid, ctl.nconns, LFS_CTL_CONNS_PER_UID,
+				 LFS_CTL_CONNS_ROOT);
+		}
 		close(fd);
 		return;
 	}

@@ -27,6 +27,14 @@
 #define LFS_CTL_ARENA_MAX (64ULL << 30)	     /* bytes of one arena */
 #define LFS_CTL_CONN_BYTES_MAX (64ULL << 30) /* bytes per connection */
 #define LFS_CTL_CONNS_MAX 64		    /* connections at once */
+/*
+ * Connections a uid other than root may hold at once, and the
+ * connections only root may take: local users cannot crowd out the
+ * registrations of lacunad (root), however many connect.
+ */
+#define LFS_CTL_CONNS_PER_UID 4
+#define LFS_CTL_CONNS_ROOT 16
+#define LFS_CTL_REFUSE_LOG_SEC 60 /* a refused connection is logged at most this often */
 
 struct lfs_reg;
 

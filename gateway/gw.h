@@ -141,6 +141,17 @@ struct gw_stats {
 	atomic_ullong compounds;
 	atomic_ullong rpc_null, rpc_rejected, rpc_garbage;
 	atomic_ullong conns_accepted, conns_open, conns_dropped;
+	/* limits hit: connections refused, idle ones closed to make room, closed
+	 * idle, closed with a record unfinished or replies unsent too long; times a
+	 * connection stopped being read for its own requests and replies, or for
+	 * its address's share of requests or record chunks */
+	atomic_ullong conns_refused, conns_evicted, conns_idle_closed;
+	atomic_ullong conns_record_timeout, conns_send_timeout;
+	atomic_ullong conn_stalls, client_stalls;
+	/* EXCHANGE_ID, SETCLIENTID, CREATE_SESSION refused by gw_state_admit() */
+	atomic_ullong state_refused;
+	/* lacunafs exports served without atomic sparse reads now (a gauge) */
+	atomic_ullong exports_not_atomic;
 	atomic_ullong bytes_in, bytes_out;
 	atomic_ullong read_bytes, write_bytes;
 	/* READ_PLUS: bytes of data and of holes sent; replies taken atomically or not */
@@ -193,6 +204,20 @@ struct gw_xport *gw_xport_find(struct gw_srv *s, uint32_t id);
 void gw_exports_watch(struct gw_srv *s);
 /* Its configuration entry, NULL when no longer configured (cfg_lock held). */
 const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xport *xp);
+
+/*
+ * Count the lacunafs exports served without atomic sparse reads, warn
+ * while there are some, and retry their registration with lacunafs
+ * (gw_xport_atomic.c). Called once a second.
+ */
+void gw_xports_atomic_check(struct gw_srv *s);
+
+/*
+ * May @c (EXCHANGE_ID or SETCLIENTID; CREATE_SESSION when @session)
+ * create state? NFS4_OK, or the status to answer (gw_state_limits.c).
+ */
+struct nfs4_compound;
+uint32_t gw_state_admit(struct nfs4_compound *c, bool session);
 
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ enum cli_id {
 	O_RDMA,
 	O_FOREGROUND,
 	O_LOG,
+	O_SET,
 	O_HELP,
 	O_VERSION
 };
@@ -55,6 +57,7 @@ static const struct {
 	{ "rdma", 0, A_OPTIONAL, O_RDMA },
 	{ "foreground", 'f', A_NONE, O_FOREGROUND },
 	{ "log-level", 0, A_REQUIRED, O_LOG },
+	{ "set", 0, A_REQUIRED, O_SET },
 	{ "help", 'h', A_NONE, O_HELP },
 	{ "version", 'V', A_NONE, O_VERSION },
 };
@@ -83,6 +86,8 @@ void gw_cli_usage(FILE *out)
 		"      --rdma[=PORT]         also serve RPC-over-RDMA (default port %d)\n"
 		"  -f, --foreground          stay in the foreground and log to stderr\n"
 		"      --log-level LEVEL     error, warn, notice, info (default) or debug\n"
+		"      --set KEY=VALUE       a limit of lacunad.conf(5), such as\n"
+		"                            max_connections_per_client=64 (repeatable)\n"
 		"  -h, --help                show this help and exit\n"
 		"  -V, --version             show the version and exit\n"
 		"\n"
@@ -127,6 +132,38 @@ static int check_export_opts(struct gw_cli *cli, const char *opts)
 	rc = gw_parse_opts(list, &o, &fsid, &e, 0, opts);
 	free(list);
 	return rc ? -EINVAL : 0;
+}
+
+/* Apply --set KEY=VALUE to @l; a message in @why on failure. */
+static int cli_set_limit(struct gw_limits *l, const char *kv, char *why)
+{
+	const char *eq = strchr(kv, '=');
+	char key[64];
+	int rc;
+
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
+		snprintf(why, GW_WHY_MAX, "'%.64s' is not KEY=VALUE", kv);
+		return -EINVAL;
+	}
+	memcpy(key, kv, (size_t)(eq - kv));
+	key[eq - kv] = '\0';
+	rc = gw_limits_set(l, key, eq + 1, why);
+	if (rc == -ENOENT)
+		snprintf(why, GW_WHY_MAX, "'%.64s' is not a limit of lacunad.conf(5)", key);
+	return rc ? -EINVAL : 0;
+}
+
+static int cli_check_set(struct gw_cli *cli, const char *kv)
+{
+	char why[GW_WHY_MAX];
+	struct gw_limits l;
+
+	if (cli->nsets == GW_CLI_SETS_MAX)
+		return cli_fail(cli, "--set given more than %d times", GW_CLI_SETS_MAX);
+	gw_limits_default(&l);
+	if (cli_set_limit(&l, kv, why))
+		return cli_fail(cli, "--set: %s", why);
+	return 0;
 }
 
 static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
@@ -193,6 +230,11 @@ static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
 	case O_LOG:
 		if (gw_parse_log_level(val, &cli->log_level, why))
 			return cli_fail(cli, "--log-level: %s", why);
+		break;
+	case O_SET:
+		if (cli_check_set(cli, val))
+			return -EINVAL;
+		cli->sets[cli->nsets++] = val;
 		break;
 	case O_HELP:
 		cli->help = true;
@@ -341,6 +383,7 @@ int gw_config_from_cli(const struct gw_cli *cli, struct gw_config **out, gw_err_
 	struct gw_config *cfg;
 	char why[GW_WHY_MAX];
 	bool has_port;
+	unsigned int i;
 	int rc;
 
 	if (cli->export_dir)
@@ -381,6 +424,13 @@ int gw_config_from_cli(const struct gw_cli *cli, struct gw_config **out, gw_err_
 		cfg->rdma_port = cli->rdma_port;
 	if (cli->log_level >= 0)
 		cfg->log_level = cli->log_level;
+	for (i = 0; i < cli->nsets; i++) {
+		if (cli_set_limit(&cfg->limits, cli->sets[i], why)) {
+			gw_err_at(&e, 0, "--set: %s", why);
+			gw_config_free(cfg);
+			return -EINVAL;
+		}
+	}
 	*out = cfg;
 	return 0;
 }

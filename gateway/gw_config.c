@@ -79,6 +79,7 @@ static struct gw_config *config_new(const char *source)
 	}
 	cfg->max_record = GW_RECORD_DEFAULT;
 	cfg->log_level = GW_LOG_DEFAULT;
+	gw_limits_default(&cfg->limits);
 	return cfg;
 }
 
@@ -265,10 +266,10 @@ static int find_setting(const char *key, size_t len)
 
 static void parse_setting(struct gw_loader *ld, char *p)
 {
-	char *key = p, *value, *extra, why[GW_WHY_MAX], alt[32];
-	unsigned int kline = line_at(ld, p), vline, xline;
+	char *key = p, *value, *extra, why[GW_WHY_MAX], alt[48];
+	unsigned int kline = line_at(ld, p), vline, xline, *first;
 	size_t klen;
-	int s, rc;
+	int s, lim, rc;
 
 	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 	       *p == '_' || *p == '-')
@@ -288,13 +289,15 @@ static void parse_setting(struct gw_loader *ld, char *p)
 	key[klen] = '\0';
 	p++;
 	s = find_setting(key, klen);
-	if (s < 0) {
+	lim = s < 0 ? gw_limits_index(key) : -1;
+	if (s < 0 && lim < 0) {
 		size_t i;
 
 		snprintf(alt, sizeof(alt), "%s", key);
 		for (i = 0; alt[i]; i++)
 			alt[i] = alt[i] == '-' ? '_' : alt[i];
-		if (klen < sizeof(alt) && find_setting(alt, klen) >= 0)
+		if (klen < sizeof(alt) &&
+		    (find_setting(alt, klen) >= 0 || gw_limits_index(alt) >= 0))
 			gw_err_at(&ld->err, kline, "unknown setting '%s' (did you mean %s?)", key,
 				  alt);
 		else
@@ -315,11 +318,15 @@ static void parse_setting(struct gw_loader *ld, char *p)
 		gw_err_at(&ld->err, xline, "%s: unexpected '%.64s' after the value", key, extra);
 		return;
 	}
-	if (ld->set_line[s]) {
-		gw_err_at(&ld->err, kline, "%s set twice (first at line %u)", key, ld->set_line[s]);
+	first = lim >= 0 ? &ld->limit_line[lim] : &ld->set_line[s];
+	if (*first) {
+		gw_err_at(&ld->err, kline, "%s set twice (first at line %u)", key, *first);
 		return;
 	}
-	rc = set_value(ld, (enum gw_setting)s, value, why);
+	if (lim >= 0)
+		rc = gw_limits_set(&ld->cfg->limits, key, value, why);
+	else
+		rc = set_value(ld, (enum gw_setting)s, value, why);
 	if (rc == -ENOMEM) {
 		ld->fatal = rc;
 		return;
@@ -328,7 +335,7 @@ static void parse_setting(struct gw_loader *ld, char *p)
 		gw_err_at(&ld->err, vline, "%s: %s", key, why);
 		return;
 	}
-	ld->set_line[s] = kline;
+	*first = kline;
 }
 
 /* ---------------------------------------------------------------- lines */

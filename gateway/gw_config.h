@@ -26,6 +26,8 @@
 #include <sys/socket.h>
 #include <syslog.h>
 
+#include "gw_limits.h"
+
 #ifndef GW_CONFIG_DEFAULT
 #define GW_CONFIG_DEFAULT "/etc/lacunad.conf"
 #endif
@@ -123,6 +125,7 @@ struct gw_config {
 	uint32_t max_record; /* bytes */
 	int log_level;	     /* LOG_ERR..LOG_DEBUG */
 	char *stats_file;    /* NULL: none */
+	struct gw_limits limits;
 	struct gw_export *exports;
 	size_t nexports;
 };
@@ -184,6 +187,8 @@ void gw_client_squash(const struct gw_client *c, struct gw_cred *cred);
 
 /* ---------------------------------------------------------------- command line */
 
+#define GW_CLI_SETS_MAX 16 /* --set options on one command line */
+
 struct gw_cli {
 	const char *config;	 /* --config, else GW_CONFIG_DEFAULT unless --export */
 	const char *export_dir;	 /* --export */
@@ -196,6 +201,8 @@ struct gw_cli {
 	bool rdma;		 /* --rdma given */
 	uint16_t rdma_port;	 /* --rdma=PORT; 0: not given */
 	int log_level;		 /* -1: not given */
+	const char *sets[GW_CLI_SETS_MAX]; /* --set KEY=VALUE, validated */
+	unsigned int nsets;
 	bool foreground;
 	bool help;
 	bool version;
@@ -217,8 +224,8 @@ void gw_cli_usage(FILE *out);
 /*
  * Build the configuration the command line asks for: the file of
  * --config, or the one export of --export, then the command line's
- * --listen, --threads, --lease-time, --state-dir, --grace, --rdma and
- * --log-level on top.
+ * --listen, --threads, --lease-time, --state-dir, --grace, --rdma,
+ * --log-level and --set on top.
  * Calling it again on SIGHUP re-reads the file and keeps the overrides.
  * With --export there is no file, so a reload has nothing to re-read;
  * a relative DIR is resolved against the working directory, so build the

@@ -68,6 +68,7 @@ struct gw_loader {
 	size_t expcap;
 	size_t export_lines;		 /* seen, good or bad */
 	unsigned int set_line[GW_SET_N]; /* where each setting was given, 0: not */
+	unsigned int limit_line[GW_LIMITS_N]; /* the same for the limits (gw_limits.h) */
 	bool listen_has_port;
 	uint16_t port;
 	unsigned int threads; /* 0: one per CPU */

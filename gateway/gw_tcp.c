@@ -21,10 +21,13 @@
  * workers; its chunk is released once the reply has been sent.
  *
  * Back-pressure. A record cannot start while the connection has
- * GW_TCP_INFLIGHT_MAX requests out or GW_TCP_SENDQ_MAX bytes of replies
- * waiting to be sent (a client that does not read), while its owner is
- * at its cap, or while the pool is at its cap (the pool wait list;
- * logged). Records may hold only 3/4 of the large pool, so that
+ * max_requests_per_connection requests out or
+ * max_reply_bytes_per_connection bytes of replies waiting to be sent (a
+ * client that does not read: send_timeout then closes it), while its
+ * owner is at its cap, while its address has max_records_per_client
+ * large records being received (or max_requests_per_client requests
+ * out), or while the pool is at its cap (the pool wait list; logged).
+ * Records may hold only 3/4 of the large pool, so that
  * WRITE-heavy clients cannot starve the replies and READ data of
  * chunks. The connection then stalls: the recv is cancelled, bytes
  * already received (those of the completion being processed, and of any
@@ -72,8 +75,14 @@
  * to give back their requests, joins them and returns.
  *
  * The tick. A timeout fires once a second: nfs4_state_reap() expires
- * leases, a refused accept (out of fds) is retried, pool waiters are
- * retried, and the drain deadline is checked.
+ * leases, connections idle or stuck too long are closed
+ * (gw_tcp_limits.c), a refused accept (out of fds) is retried, pool
+ * waiters are retried, and the drain deadline is checked.
+ *
+ * Limits. How many connections are kept, and how long one may be idle
+ * or stuck, is gw_tcp_limits.c's. Records of one connection are queued
+ * to the workers in that connection's flow (gw_worker.h), and workers
+ * serve the connections with work in turn.
  *
  * Threads: everything runs on the loop thread except gw_tcp_notify()
  * and gw_tcp_wake(), which only write to the eventfd; teardown waits for
@@ -210,6 +219,7 @@ static void gw_tcp_on_tick(void)
 {
 	nfs4_state_reap(gw_tcp.srv);
 	gw_obj_sweep();
+	gw_tcp_limits_tick();
 	if (gw_tcp.accept_retry && !gw_tcp.stopping) {
 		gw_tcp.accept_retry = false;
 		if (!gw_tcp.accept_armed)
@@ -420,6 +430,9 @@ static int gw_tcp_run(struct gw_srv *s)
 	gw_tcp.large_recs_max = st.cap - st.cap / GW_TCP_RECORDS_SHARE;
 	if (!gw_tcp.large_recs_max)
 		gw_tcp.large_recs_max = 1;
+	gw_tcp_limits_load();
+	log_info("tcp: at most %u connections, %u per client address", gw_tcp.max_conns,
+		 gw_tcp.lim.max_conns_client);
 	ret = gw_tcp_setup_ring();
 	if (ret)
 		goto out_teardown;

@@ -15,15 +15,15 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "gw_limits.h"
 #include "gw_worker.h"
 #include "rpc.h"
 
 #define GW_TCP_BUF_SIZE (64 * 1024) /* provided receive buffers */
 #define GW_TCP_BUF_COUNT 128	    /* a power of two */
 #define GW_TCP_BGID 7
-#define GW_TCP_INFLIGHT_MAX 128		    /* requests out per connection */
-#define GW_TCP_SENDQ_MAX (16 * 1024 * 1024) /* bytes of replies queued per connection */
 #define GW_TCP_LARGE_CAP 16		    /* large chunks per connection */
+#define GW_TCP_ADDR_BUCKETS 4096	    /* client addresses hash table */
 #define GW_TCP_SEND_IOV 64		    /* >= XDR_OUT_SEGS_MAX */
 #define GW_TCP_SPILL_MAX (64 * 1024 * 1024) /* bytes set aside while stalled */
 #define GW_TCP_POOL_LOG_SEC 60
@@ -40,7 +40,23 @@ enum {
 enum { GW_TCP_OP_RECV, GW_TCP_OP_SEND, GW_TCP_OP_CANCEL, GW_TCP_OP_MASK = 3 };
 
 /* Why a connection does not receive. */
-enum gw_stall { GW_STALL_NONE, GW_STALL_INFLIGHT, GW_STALL_OWNER, GW_STALL_POOL };
+enum gw_stall {
+	GW_STALL_NONE,
+	GW_STALL_INFLIGHT, /* its own requests out or replies unsent */
+	GW_STALL_OWNER,	   /* its own share of the pools */
+	GW_STALL_POOL,	   /* the pool */
+	GW_STALL_CLIENT,   /* its address's share of requests or record chunks */
+};
+
+/* What one client address holds (gw_tcp_limits.c). */
+struct gw_addr {
+	struct gw_addr *next; /* hash chain */
+	uint8_t key[16];      /* IPv4 as v4-mapped IPv6 */
+	unsigned int conns;   /* connections open */
+	unsigned int closing; /* of them, closing (their fds go once freed) */
+	unsigned int records; /* large records being received */
+	unsigned int reqs;    /* requests out: processing, or reply not sent */
+};
 
 struct gw_list {
 	struct gw_list *prev, *next;
@@ -78,12 +94,20 @@ struct gw_tcp_req;
 struct gw_conn {
 	struct gw_conn_info info; /* constant; workers read it */
 	int fd;
-	unsigned int ops;  /* io_uring operations naming this connection */
-	unsigned int nreq; /* requests not finished */
-	uint32_t rec_max;  /* max_record when accepted */
+	unsigned int ops;     /* io_uring operations naming this connection */
+	unsigned int nreq;    /* requests not finished */
+	uint32_t rec_max;     /* max_record when accepted */
+	unsigned int req_max; /* max_requests_per_connection when accepted */
+	struct gw_addr *addr;
+	bool rec_counted;  /* the record in progress counts in addr->records */
+	bool used;	   /* a whole record has arrived on it */
+	time_t active;	   /* last bytes received or sent (CLOCK_MONOTONIC s) */
+	time_t rec_since;  /* when the record (or its mark) in progress began */
+	time_t send_since; /* when the replies queued last made progress */
 	bool recv_armed, cancel_pending, nobuf;
 	bool rd_eof, closing, kicked, send_busy;
 	enum gw_stall stall;
+	enum gw_stall was_stalled; /* stall before the current feed: a retry is not counted */
 
 	/* receiving: the mark starting a record, then the record */
 	uint8_t mark[4];
@@ -101,7 +125,9 @@ struct gw_conn {
 	struct msghdr msg;
 	struct iovec *iov; /* GW_TCP_SEND_IOV, allocated on first send */
 
-	struct gw_list all, kick, pwait; /* pwait: waiting for pool chunks */
+	struct gw_flow flow; /* its requests waiting for a worker */
+	/* all: by last activity, least recent first; pwait: waiting for pool chunks */
+	struct gw_list all, kick, pwait;
 };
 
 /* One record, from the loop to a worker and back. */
@@ -136,12 +162,40 @@ struct gw_tcp {
 	size_t large_size, small_size;
 	unsigned int large_recs, large_recs_max; /* large chunks holding records */
 	time_t pool_logged;
+	struct gw_limits lim;	/* the configuration's limits, as of the last tick */
+	unsigned int max_conns; /* lim.max_conns resolved against RLIMIT_NOFILE */
+	unsigned int nclosing;	/* connections closing, not yet freed */
+	time_t limit_logged;
+	struct gw_addr *addrs[GW_TCP_ADDR_BUCKETS];
 };
 
 extern struct gw_tcp gw_tcp;
 
 /* gw_tcp.c */
 struct io_uring_sqe *gw_tcp_sqe(void);
+
+/* gw_tcp_limits.c */
+/* Read the limits of the configuration in use (at start and every tick). */
+void gw_tcp_limits_load(void);
+/* A new connection: charge it to its address; -EBUSY (refuse it) past the limits. */
+int gw_tcp_limits_admit(struct gw_conn *c);
+/* @c starts closing: it no longer counts against the limits. */
+void gw_tcp_limits_closing(struct gw_conn *c);
+/* A connection freed: its address forgets it. */
+void gw_tcp_limits_release(struct gw_conn *c);
+/* Record progress on @c (bytes in or out). */
+void gw_tcp_touch(struct gw_conn *c);
+/* Close connections idle, or stuck receiving or sending, too long. */
+void gw_tcp_limits_tick(void);
+/* Does the address of @c hold its share: of requests out, or (@large) of large record chunks? */
+bool gw_tcp_client_full(const struct gw_conn *c, bool large);
+static inline time_t gw_tcp_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
 
 /* gw_tcp_conn.c */
 void gw_conn_new(int fd);

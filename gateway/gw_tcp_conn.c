@@ -53,11 +53,23 @@ static void gw_tcp_req_finish(struct gw_tcp_req *r)
 	gw_tcp_rec_put(r->pool, r->rec);
 	free(r);
 	c->nreq--;
+	c->addr->reqs--;
 	gw_conn_kick(c);
+}
+
+/* The record in progress no longer counts against its address. */
+static void gw_conn_uncount_record(struct gw_conn *c)
+{
+	if (!c->rec_counted)
+		return;
+	c->rec_counted = false;
+	c->addr->records--;
+	gw_tcp.freed = true; /* a connection waiting for it may go on */
 }
 
 static void gw_conn_drop_record(struct gw_conn *c)
 {
+	gw_conn_uncount_record(c);
 	if (c->rec.buf)
 		gw_tcp_rec_put(c->rec_pool, c->rec.buf);
 	rpc_rec_init(&c->rec, NULL, 0);
@@ -96,6 +108,7 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 	if (c->closing)
 		return;
 	c->closing = true;
+	gw_tcp_limits_closing(c);
 	log_debug("tcp: connection %llu from %s closed: %s", (unsigned long long)c->info.id,
 		  gw_addr_str(&c->info.peer, a, sizeof(a)), why);
 	if (dropped)
@@ -119,6 +132,7 @@ static void gw_conn_free(struct gw_conn *c)
 		log_err("tcp: connection %llu freed with chunks charged to it",
 			(unsigned long long)c->info.id);
 	close(c->fd);
+	gw_tcp_limits_release(c);
 	nfs4_state_conn_closed(gw_tcp.srv, c->info.id);
 	gw_list_del(&c->all);
 	gw_list_del(&c->kick);
@@ -151,9 +165,10 @@ void gw_conn_new(int fd)
 	pthread_rwlock_rdlock(&gw_tcp.srv->cfg_lock);
 	c->rec_max = gw_tcp.srv->cfg->max_record;
 	pthread_rwlock_unlock(&gw_tcp.srv->cfg_lock);
+	c->req_max = gw_tcp.lim.conn_requests;
 	rpc_rec_init(&c->rec, NULL, 0);
 	chunk_owner_init(&c->own_large, gw_tcp.large, GW_TCP_LARGE_CAP * gw_tcp.large_size);
-	chunk_owner_init(&c->own_small, gw_tcp.small, GW_TCP_INFLIGHT_MAX * gw_tcp.small_size);
+	chunk_owner_init(&c->own_small, gw_tcp.small, c->req_max * gw_tcp.small_size);
 	gw_list_init(&c->kick);
 	gw_list_init(&c->pwait);
 	gw_list_add_tail(&gw_tcp.all, &c->all);
@@ -162,6 +177,10 @@ void gw_conn_new(int fd)
 	gw_stat_add(&gw_tcp.srv->stats.conns_open, 1);
 	log_debug("tcp: connection %llu from %s", (unsigned long long)c->info.id,
 		  gw_addr_str(&c->info.peer, a, sizeof(a)));
+	if (gw_tcp_limits_admit(c)) {
+		gw_conn_close(c, false, "over the connection limits");
+		return; /* freed when settled */
+	}
 	gw_conn_kick(c); /* arms the recv */
 }
 
@@ -184,6 +203,8 @@ static int gw_conn_stall(struct gw_conn *c, enum gw_stall why)
 	time_t now;
 
 	c->stall = why;
+	if (why == GW_STALL_CLIENT && gw_list_empty(&c->pwait))
+		gw_list_add_tail(&gw_tcp.pwait, &c->pwait);
 	if (why == GW_STALL_POOL) {
 		now = time(NULL);
 		if (gw_list_empty(&gw_tcp.pwait) &&
@@ -214,14 +235,22 @@ static int gw_conn_rec_start(struct gw_conn *c)
 			 (unsigned long long)c->info.id, flen, c->rec_max);
 		return -EMSGSIZE;
 	}
-	if (c->nreq >= GW_TCP_INFLIGHT_MAX || c->sq_bytes >= GW_TCP_SENDQ_MAX)
+	if (c->nreq >= c->req_max || c->sq_bytes >= gw_tcp.lim.conn_reply_bytes) {
+		if (c->was_stalled != GW_STALL_INFLIGHT)
+			gw_stat_add(&gw_tcp.srv->stats.conn_stalls, 1);
 		return gw_conn_stall(c, GW_STALL_INFLIGHT);
+	}
 	if ((m & RPC_REC_LAST) && flen <= gw_tcp.small_size) {
 		pool = gw_tcp.small;
 		own = &c->own_small;
 		max = gw_tcp.small_size;
 	}
-	/* records leave part of the large pool to the replies */
+	/* records leave part of the large pool to the replies, and each address its share */
+	if (gw_tcp_client_full(c, pool == gw_tcp.large)) {
+		if (c->was_stalled != GW_STALL_CLIENT)
+			gw_stat_add(&gw_tcp.srv->stats.client_stalls, 1);
+		return gw_conn_stall(c, GW_STALL_CLIENT);
+	}
 	if (pool == gw_tcp.large && gw_tcp.large_recs >= gw_tcp.large_recs_max)
 		return gw_conn_stall(c, GW_STALL_POOL);
 	ret = chunk_get(pool, own, &chunk);
@@ -229,9 +258,13 @@ static int gw_conn_rec_start(struct gw_conn *c)
 		return gw_conn_stall(c, GW_STALL_OWNER);
 	if (ret)
 		return gw_conn_stall(c, GW_STALL_POOL);
-	if (pool == gw_tcp.large)
+	if (pool == gw_tcp.large) {
 		gw_tcp.large_recs++;
-	c->stall = GW_STALL_NONE;
+		c->addr->records++;
+		c->rec_counted = true;
+	}
+	c->stall = c->was_stalled = GW_STALL_NONE;
+	c->rec_since = gw_tcp_now();
 	rpc_rec_init(&c->rec, chunk, max);
 	c->rec_pool = pool;
 	c->mark_got = 0;
@@ -258,6 +291,10 @@ static int gw_conn_rec_done(struct gw_conn *c)
 	r->pool = c->rec_pool;
 	r->snext = NULL;
 	gw_work_init(&r->w, &c->info, c->rec.buf, c->rec.len, true, c->rec_max);
+	r->w.flow = &c->flow;
+	c->used = true;
+	c->addr->reqs++;
+	gw_conn_uncount_record(c);
 	rpc_rec_init(&c->rec, NULL, 0);
 	c->nreq++;
 	gw_work_batch_add(&gw_tcp.batch, &r->w);
@@ -273,9 +310,12 @@ static size_t gw_conn_feed(struct gw_conn *c, const uint8_t *d, size_t len)
 	size_t done = 0;
 	ssize_t n;
 
+	c->was_stalled = c->stall;
 	c->stall = GW_STALL_NONE;
 	for (;;) {
 		if (!c->rec.buf) {
+			if (!c->mark_got && done < len)
+				c->rec_since = gw_tcp_now();
 			while (c->mark_got < sizeof(c->mark) && done < len)
 				c->mark[c->mark_got++] = d[done++];
 			if (c->mark_got < sizeof(c->mark))
@@ -396,6 +436,7 @@ static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
 	if (cqe->flags & IORING_CQE_F_BUFFER) {
 		bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
 		if (cqe->res > 0) {
+			gw_tcp_touch(c);
 			gw_stat_add(&gw_tcp.srv->stats.bytes_in, cqe->res);
 			gw_conn_input(c, gw_tcp.bufs + (size_t)bid * GW_TCP_BUF_SIZE,
 				      (size_t)cqe->res);
@@ -477,6 +518,10 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 		return;
 	}
 	gw_stat_add(&gw_tcp.srv->stats.bytes_out, res);
+	if (res > 0) {
+		gw_tcp_touch(c);
+		c->send_since = c->active;
+	}
 	for (n = (size_t)res; n && (r = c->sq_head);) {
 		left = xdr_out_len(&r->w.req.reply) - c->sent;
 		if (n < left) {
@@ -510,10 +555,12 @@ void gw_tcp_take_replies(void)
 			gw_tcp_req_finish(r);
 			continue;
 		}
-		if (c->sq_tail)
+		if (c->sq_tail) {
 			c->sq_tail->snext = r;
-		else
+		} else {
 			c->sq_head = r;
+			c->send_since = gw_tcp_now();
+		}
 		c->sq_tail = r;
 		c->sq_bytes += xdr_out_len(&r->w.req.reply);
 		gw_conn_kick(c);

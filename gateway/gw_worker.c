@@ -8,10 +8,15 @@
  * Two lists, each under its own mutex so the transport queueing calls
  * and the workers handing back replies do not contend: the queue (work
  * waiting for a worker, a condition variable for idle workers) and the
- * done list (replies waiting for the transport). A worker takes one
- * work at a time, processes it with gw_rpc_process() building the reply
- * with its own xdr_carver over the server's large pool, and appends it
- * to the done list; when the list was empty it calls the notify
+ * done list (replies waiting for the transport). The queue is a ring of
+ * flows, one per connection with work waiting, each a FIFO of its
+ * connection's work: a worker takes the first work of the first flow
+ * and puts that flow at the end of the ring if it has more, so every
+ * connection with work gets a worker in turn however many requests
+ * another one has pipelined. Work without a flow shares one. A worker
+ * takes one work at a time, processes it with gw_rpc_process() building
+ * the reply with its own xdr_carver over the server's large pool, and
+ * appends it to the done list; when the list was empty it calls the notify
  * callback, so the transport is woken once per batch of replies, not
  * once per reply. The transport takes the whole done list at once.
  *
@@ -39,9 +44,10 @@ struct gw_workers {
 	gw_workers_notify_fn *notify;
 	void *arg;
 
-	pthread_mutex_t qlock; /* guards head, tail, stop */
-	pthread_cond_t qcond;  /* queue non-empty, or stop */
-	struct gw_work *head, *tail;
+	pthread_mutex_t qlock;	     /* guards the flows, their fields, stop */
+	pthread_cond_t qcond;	     /* queue non-empty, or stop */
+	struct gw_flow *head, *tail; /* flows with work, in turn */
+	struct gw_flow shared;	     /* work queued without a flow */
 	bool stop;
 
 	pthread_mutex_t dlock; /* guards done_head, done_tail */
@@ -57,18 +63,39 @@ struct gw_worker_arg {
 	unsigned int idx;
 };
 
+/* Put @f at the end of the ring of flows with work (qlock held). */
+static void gw_flow_ring_add(struct gw_workers *w, struct gw_flow *f)
+{
+	f->next = NULL;
+	if (w->tail)
+		w->tail->next = f;
+	else
+		w->head = f;
+	w->tail = f;
+}
+
 static struct gw_work *gw_worker_take(struct gw_workers *w)
 {
 	struct gw_work *wk;
 
+	struct gw_flow *f;
+
 	pthread_mutex_lock(&w->qlock);
 	while (!w->head && !w->stop)
 		pthread_cond_wait(&w->qcond, &w->qlock);
-	wk = w->head;
-	if (wk) {
-		w->head = wk->next;
+	wk = NULL;
+	f = w->head;
+	if (f) {
+		w->head = f->next;
 		if (!w->head)
 			w->tail = NULL;
+		wk = f->head;
+		f->head = wk->next;
+		if (!f->head)
+			f->tail = NULL;
+		f->queued = f->head != NULL;
+		if (f->queued)
+			gw_flow_ring_add(w, f);
 	}
 	pthread_mutex_unlock(&w->qlock);
 	return wk;
@@ -192,6 +219,7 @@ void gw_work_init(struct gw_work *w, const struct gw_conn_info *conn, const void
 		  size_t len, bool stream, size_t reply_max)
 {
 	w->next = NULL;
+	w->flow = NULL;
 	w->req.conn = conn;
 	w->req.rec = rec;
 	w->req.len = len;
@@ -216,12 +244,24 @@ void gw_workers_push(struct gw_workers *w, struct gw_work_batch *b)
 {
 	if (!b->n)
 		return;
+	struct gw_work *wk, *next;
+	struct gw_flow *f;
+
 	pthread_mutex_lock(&w->qlock);
-	if (w->tail)
-		w->tail->next = b->head;
-	else
-		w->head = b->head;
-	w->tail = b->tail;
+	for (wk = b->head; wk; wk = next) {
+		next = wk->next;
+		wk->next = NULL;
+		f = wk->flow ? wk->flow : &w->shared;
+		if (f->tail)
+			f->tail->next = wk;
+		else
+			f->head = wk;
+		f->tail = wk;
+		if (!f->queued) {
+			f->queued = true;
+			gw_flow_ring_add(w, f);
+		}
+	}
 	if (b->n == 1)
 		pthread_cond_signal(&w->qcond);
 	else

@@ -8,8 +8,9 @@
  * the finished work on a done list and, when that list was empty, calls
  * the transport's notify callback so the transport's event loop picks
  * the replies up with gw_workers_done(). Work is processed in any order
- * and by any worker; the transport keeps what it needs to put replies
- * back in order (nothing, for RPC).
+ * and by any worker, round-robin between connections (struct gw_flow);
+ * the transport keeps what it needs to put replies back in order
+ * (nothing, for RPC).
  *
  * Threads: gw_workers_push() and gw_workers_done() may be called from
  * any thread (in practice the transport's loop); the notify callback runs
@@ -22,10 +23,26 @@
 #include "gw.h"
 #include "gw_xprt.h"
 
+struct gw_work;
+
+/*
+ * The queue of one connection's requests waiting for a worker. Workers
+ * take requests from the flows with work in turn, one at a time, so a
+ * connection with many requests queued cannot starve the others. The
+ * transport embeds one per connection and keeps it until that
+ * connection's last request came back. Its fields are the pool's.
+ */
+struct gw_flow {
+	struct gw_work *head, *tail;
+	struct gw_flow *next;
+	bool queued; /* on the pool's list of flows with work */
+};
+
 /* One request travelling through the pool. */
 struct gw_work {
 	struct gw_req req;
 	struct gw_work *next; /* on the pool's lists: the pool's while queued */
+	struct gw_flow *flow; /* its connection's flow, or NULL: the pool's shared one */
 };
 
 struct gw_workers;

@@ -149,6 +149,13 @@ static void write_stats(const char *path)
 		gw.stats.compounds, gw.stats.rpc_null, gw.stats.rpc_rejected, gw.stats.rpc_garbage);
 	fprintf(f, "conns_accepted %llu\nconns_open %llu\nconns_dropped %llu\n",
 		gw.stats.conns_accepted, gw.stats.conns_open, gw.stats.conns_dropped);
+	fprintf(f,
+		"conns_refused %llu\nconns_evicted %llu\nconns_idle_closed %llu\n"
+		"conns_record_timeout %llu\nconns_send_timeout %llu\nconn_stalls %llu\n"
+		"client_stalls %llu\n",
+		gw.stats.conns_refused, gw.stats.conns_evicted, gw.stats.conns_idle_closed,
+		gw.stats.conns_record_timeout, gw.stats.conns_send_timeout, gw.stats.conn_stalls,
+		gw.stats.client_stalls);
 	fprintf(f, "bytes_in %llu\nbytes_out %llu\nread_bytes %llu\nwrite_bytes %llu\n",
 		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes, gw.stats.write_bytes);
 	fprintf(f, "clients %u\nsessions %u\nopens %u\nlocks %u\n", ss.clients, ss.sessions,
@@ -159,6 +166,8 @@ static void write_stats(const char *path)
 		"%u\n",
 		rs.in_grace, rs.to_reclaim, rs.reclaimed, rs.reclaimed_opens, rs.reclaimed_locks,
 		rs.grace_refused, rs.records);
+	fprintf(f, "exports_not_atomic %llu\nstate_refused %llu\n", gw.stats.exports_not_atomic,
+		gw.stats.state_refused);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
@@ -207,7 +216,11 @@ static void *signal_thread(void *arg)
 	}
 }
 
-/* Notices lacunafs mounts that die and picks up their new mounts (gw_exports_watch) */
+/*
+ * Notices lacunafs mounts that die and picks up their new mounts
+ * (gw_exports_watch), and retries failed arena registrations
+ * (gw_xports_atomic_check): both may wait on a lacunafs that hangs.
+ */
 static void *watch_thread(void *arg)
 {
 	struct timespec tick = { .tv_sec = 1 };
@@ -216,6 +229,7 @@ static void *watch_thread(void *arg)
 	while (!atomic_load(&gw.stopping)) {
 		nanosleep(&tick, NULL);
 		gw_exports_watch(&gw);
+		gw_xports_atomic_check(&gw);
 	}
 	return NULL;
 }

@@ -104,7 +104,10 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 	struct sockaddr_storage inuse;
 	uint8_t confirm[NFS4_VERIFIER_SIZE];
 	uint64_t clientid;
+	uint32_t refused = gw_state_admit(c, false);
 
+	if (refused != NFS4_OK)
+		return refused;
 	nfs4_state_lock(st);
 	conf = nfs4_client_by_name(st, a->id, a->id_len, true, 0);
 	if (conf && nfs4_client_has_state(conf) && !nfs4_client_same_principal(c, conf)) {

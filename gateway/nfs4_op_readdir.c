@@ -31,9 +31,17 @@
  * the entries as Linux nfsd does: 0 means no bound, and past the first
  * entry one that would exceed it is left for the next READDIR.
  *
- * Attributes. Each entry's object comes from gw_obj_lookup() (which also
- * crosses from a pseudo directory into an export) and is encoded by
- * nfs4_enc_fattr(). An entry that vanished in between (ENOENT) is
+ * Attributes. In a pseudo directory each entry's object comes from
+ * gw_obj_lookup() (which crosses into an export). In an export an
+ * entry's attributes come from the backing filesystem directly, through
+ * a transient object over an O_PATH fd of the entry under the
+ * directory's backing fd, closed once encoded and never cached: opening
+ * it through the lacunafs mount, as LOOKUP does, makes lacunafs keep an
+ * fd for every entry listed (until the kernel forgets the inode) and the
+ * object cache one or two more, and a directory of 100,000 entries ran
+ * out of fds (NFS4ERR_DELAY after some 18,700 entries). The handle is the
+ * one LOOKUP gives (the backing handle, gw.h). Either way the object is
+ * encoded by nfs4_enc_fattr(). An entry that vanished in between (ENOENT) is
  * skipped; another failure is encoded as rdattr_error when the client
  * asked for that attribute, and otherwise fails the whole READDIR, as
  * the RFCs and nfsd do.
@@ -46,6 +54,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +124,52 @@ static void rd_verf(const struct gw_obj *dir, uint8_t v[NFS4_VERIFIER_SIZE])
 	xdr_put_u32(v + 4, (uint32_t)x);
 }
 
+/*
+ * A transient object for entry @name of the real directory @dir, from the
+ * backing filesystem (see the top of the file); rd_unpeek() closes it.
+ */
+static int rd_peek(const struct gw_obj *dir, const char *name, struct gw_obj *o)
+{
+	struct {
+		struct file_handle fh;
+		uint8_t buf[GW_FH_HANDLE_MAX];
+	} h;
+	struct stat st;
+	int fd, mnt_id, err;
+
+	fd = openat(dir->bfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	h.fh.handle_bytes = GW_FH_HANDLE_MAX;
+	if (fstat(fd, &st) < 0 || name_to_handle_at(fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0) {
+		err = errno == EOVERFLOW ? -ENAMETOOLONG : -errno;
+		close(fd);
+		return err;
+	}
+	memset(o, 0, sizeof(*o));
+	atomic_init(&o->refs, 1);
+	o->xp = dir->xp;
+	o->pseudo = -1;
+	o->fd = o->bfd = fd;
+	o->rfd = -1;
+	o->type = st.st_mode & S_IFMT;
+	o->fileid = st.st_ino;
+	o->fh.data[0] = GW_FH_VERSION;
+	o->fh.data[1] = GW_FH_FILE;
+	xdr_put_u32(o->fh.data + 4, dir->xp->id);
+	xdr_put_u32(o->fh.data + 8, (uint32_t)h.fh.handle_type);
+	memcpy(o->fh.data + GW_FH_HDR, h.fh.f_handle, h.fh.handle_bytes);
+	o->fh.len = GW_FH_HDR + h.fh.handle_bytes;
+	pthread_mutex_init(&o->lock, NULL);
+	return 0;
+}
+
+static void rd_unpeek(struct gw_obj *o)
+{
+	pthread_mutex_destroy(&o->lock);
+	close(o->fd);
+}
+
 /* The attributes of entry @name: an nfsstat4 of looking it up or encoding. */
 static uint32_t rd_enc_attrs(struct rd *r, const char *name, int *lookup_err)
 {
@@ -129,6 +184,18 @@ static uint32_t rd_enc_attrs(struct rd *r, const char *name, int *lookup_err)
 		xdr_enc_u32(c->out, 0);
 		xdr_enc_u32(c->out, 0);
 		return NFS4_OK;
+	}
+	if (!gw_obj_is_pseudo(r->dir)) {
+		struct gw_obj tmp;
+
+		rc = rd_peek(r->dir, name, &tmp);
+		if (rc) {
+			*lookup_err = rc;
+			return nfs4_errno(rc);
+		}
+		st = nfs4_enc_fattr(c, c->out, &tmp, &r->a->req);
+		rd_unpeek(&tmp);
+		return st;
 	}
 	rc = gw_obj_lookup(c->srv, r->dir, name, &o);
 	if (rc) {

@@ -144,6 +144,9 @@ uint32_t nfs4_run_exchange_id(struct nfs4_compound *c, void *args)
 		return NFS4ERR_INVAL; /* needs RPCSEC_GSS integrity (nfsd answers the same) */
 	if (a->how == SP4_SSV)
 		return NFS4ERR_ENCR_ALG_UNSUPP;
+	status = gw_state_admit(c, false);
+	if (status != NFS4_OK)
+		return status;
 
 	nfs4_state_lock(st);
 	conf = nfs4_client_by_name(st, a->owner, a->owner_len, true, c->minor);
@@ -347,6 +350,9 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	struct nfs4_cs_res res;
 	uint32_t status;
 
+	status = gw_state_admit(c, true);
+	if (status != NFS4_OK)
+		return status;
 	status = negotiate_fore(c, &a->fore);
 	if (status != NFS4_OK)
 		return status;

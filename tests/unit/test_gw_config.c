@@ -1349,6 +1349,65 @@ static int teardown(void **state)
 	return rmdir(tmpdir);
 }
 
+/* The limits (gw_limits.h): defaults, settings, errors, --set. */
+static void test_limits(void **state)
+{
+	struct gw_config *cfg;
+	struct gw_cli cli;
+	struct gw_limits l;
+	char why[256]; /* GW_WHY_MAX */
+
+	(void)state;
+	cfg = load_ok("/s *\n");
+	assert_int_equal(cfg->limits.max_conns, 0); /* auto */
+	assert_int_equal(cfg->limits.max_conns_client, GW_CONNS_CLIENT_DEFAULT);
+	assert_int_equal(cfg->limits.idle_timeout, GW_IDLE_TIMEOUT_DEFAULT);
+	assert_int_equal(cfg->limits.conn_reply_bytes, GW_CONN_REPLY_BYTES_DEFAULT);
+	assert_int_equal(cfg->limits.max_sessions, GW_SESSIONS_DEFAULT);
+	/* auto: half of what the reserve leaves, never below the minimum */
+	assert_int_equal(gw_limits_max_conns(&cfg->limits, 20000), (20000 - GW_FD_RESERVE) / 2);
+	assert_int_equal(gw_limits_max_conns(&cfg->limits, 100), GW_CONNS_MIN);
+	gw_config_free(cfg);
+
+	cfg = load_ok("max_connections = 200\nmax_connections_per_client = 50\n"
+		      "idle_timeout = 0\nrecord_timeout = 3\nsend_timeout = 4\n"
+		      "max_requests_per_connection = 8\nmax_reply_bytes_per_connection = 1M\n"
+		      "max_requests_per_client = 32\nmax_records_per_client = 2\n/s *\n");
+	assert_int_equal(cfg->limits.max_conns, 200);
+	assert_int_equal(gw_limits_max_conns(&cfg->limits, 20000), 200);
+	assert_int_equal(cfg->limits.max_conns_client, 50);
+	assert_int_equal(cfg->limits.idle_timeout, 0);
+	assert_int_equal(cfg->limits.record_timeout, 3);
+	assert_int_equal(cfg->limits.send_timeout, 4);
+	assert_int_equal(cfg->limits.conn_requests, 8);
+	assert_int_equal(cfg->limits.conn_reply_bytes, 1 << 20);
+	assert_int_equal(cfg->limits.client_requests, 32);
+	assert_int_equal(cfg->limits.client_records, 2);
+	gw_config_free(cfg);
+
+	load_fails("max_connections = 2\n/s *\n", 1, "max_connections: 2 is out of range");
+	load_fails("max_connections = lots\n/s *\n", 1, "not a number");
+	load_fails("max_reply_bytes_per_connection = 1K\n/s *\n", 1, "out of range");
+	load_fails("idle_timeout = 5s\n/s *\n", 1, "junk after the digits");
+	load_fails("idle-timeout = 5\n/s *\n", 1, "did you mean idle_timeout?");
+	load_fails("send_timeout = 1\n/s *\nsend_timeout = 2\n", 3,
+		   "send_timeout set twice (first at line 1)");
+
+	gw_limits_default(&l);
+	assert_int_equal(gw_limits_set(&l, "max_connections", "auto", why), 0);
+	assert_int_equal(gw_limits_set(&l, "no_such_limit", "1", why), -ENOENT);
+
+	assert_int_equal(CLI(&cli, "--export", "/tmp", "--set", "max_connections=64", "--set",
+			     "idle_timeout=5"),
+			 0);
+	assert_int_equal(cli.nsets, 2);
+	cli_fails(CLI(&cli, "--export", "/tmp", "--set", "threads=4"), &cli,
+		  "'threads' is not a limit");
+	cli_fails(CLI(&cli, "--export", "/tmp", "--set", "idle_timeout"), &cli, "is not KEY=VALUE");
+	cli_fails(CLI(&cli, "--export", "/tmp", "--set", "idle_timeout=-1"), &cli,
+		  "--set: -1 is negative");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1365,6 +1424,7 @@ int main(void)
 		cmocka_unit_test(test_examples),	cmocka_unit_test(test_from_args),
 		cmocka_unit_test(test_check_paths),	cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_cli_usage),	cmocka_unit_test(test_from_cli),
+		cmocka_unit_test(test_limits),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lacunad's resource limits as settings: one table names each limit,
+ * its kind (a count, a size in bytes, a time in seconds), its range and
+ * where it is kept in struct gw_limits, so that the configuration file
+ * and the command line (--set KEY=VALUE) parse them the same way. What
+ * each limit does is in gw_limits.h and docs/lacunad.conf.5.md.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gw_limits.h"
+#include "gw_parse.h"
+
+enum gw_limit_kind { GW_LIM_COUNT, GW_LIM_SIZE, GW_LIM_SECONDS, GW_LIM_AUTO_COUNT };
+
+static const struct {
+	const char *key;
+	enum gw_limit_kind kind;
+	uint64_t min, max;
+	size_t off;
+} gw_limit_table[] = {
+	{ "max_connections", GW_LIM_AUTO_COUNT, GW_CONNS_MIN, GW_CONNS_MAX,
+	  offsetof(struct gw_limits, max_conns) },
+	{ "max_connections_per_client", GW_LIM_COUNT, 1, GW_CONNS_MAX,
+	  offsetof(struct gw_limits, max_conns_client) },
+	{ "idle_timeout", GW_LIM_SECONDS, 0, GW_TIMEOUT_MAX,
+	  offsetof(struct gw_limits, idle_timeout) },
+	{ "record_timeout", GW_LIM_SECONDS, 0, GW_TIMEOUT_MAX,
+	  offsetof(struct gw_limits, record_timeout) },
+	{ "send_timeout", GW_LIM_SECONDS, 0, GW_TIMEOUT_MAX,
+	  offsetof(struct gw_limits, send_timeout) },
+	{ "max_requests_per_connection", GW_LIM_COUNT, 1, GW_CONN_REQUESTS_MAX,
+	  offsetof(struct gw_limits, conn_requests) },
+	{ "max_reply_bytes_per_connection", GW_LIM_SIZE, GW_CONN_REPLY_BYTES_MIN,
+	  GW_CONN_REPLY_BYTES_MAX, offsetof(struct gw_limits, conn_reply_bytes) },
+	{ "max_records_per_client", GW_LIM_COUNT, 1, GW_CLIENT_RECORDS_MAX,
+	  offsetof(struct gw_limits, client_records) },
+	{ "max_requests_per_client", GW_LIM_COUNT, 1, GW_CLIENT_REQUESTS_MAX,
+	  offsetof(struct gw_limits, client_requests) },
+	{ "max_clients", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_clients) },
+	{ "max_sessions", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_sessions) },
+};
+#define GW_NLIMITS (sizeof(gw_limit_table) / sizeof(gw_limit_table[0]))
+
+void gw_limits_default(struct gw_limits *l)
+{
+	*l = (struct gw_limits){
+		.max_conns = 0,
+		.max_conns_client = GW_CONNS_CLIENT_DEFAULT,
+		.idle_timeout = GW_IDLE_TIMEOUT_DEFAULT,
+		.record_timeout = GW_RECORD_TIMEOUT_DEFAULT,
+		.send_timeout = GW_SEND_TIMEOUT_DEFAULT,
+		.conn_requests = GW_CONN_REQUESTS_DEFAULT,
+		.conn_reply_bytes = GW_CONN_REPLY_BYTES_DEFAULT,
+		.client_records = GW_CLIENT_RECORDS_DEFAULT,
+		.client_requests = GW_CLIENT_REQUESTS_DEFAULT,
+		.max_clients = GW_CLIENTS_DEFAULT,
+		.max_sessions = GW_SESSIONS_DEFAULT,
+	};
+}
+
+static int gw_limit_find(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < GW_NLIMITS; i++)
+		if (!strcmp(gw_limit_table[i].key, key))
+			return (int)i;
+	return -1;
+}
+
+_Static_assert(GW_NLIMITS == GW_LIMITS_N, "GW_LIMITS_N counts the table");
+
+int gw_limits_index(const char *key)
+{
+	return gw_limit_find(key);
+}
+
+int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why)
+{
+	int i = gw_limit_find(key);
+	uint64_t n = 0;
+	int rc;
+
+	if (i < 0)
+		return -ENOENT;
+	switch (gw_limit_table[i].kind) {
+	case GW_LIM_AUTO_COUNT:
+		if (!strcmp(value, "auto")) {
+			rc = 0;
+			break;
+		}
+		/* fall through */
+	case GW_LIM_COUNT:
+	case GW_LIM_SECONDS:
+		rc = gw_parse_uint(value, gw_limit_table[i].min, gw_limit_table[i].max, &n, why);
+		break;
+	case GW_LIM_SIZE:
+	default:
+		rc = gw_parse_size(value, gw_limit_table[i].min, gw_limit_table[i].max, &n, why);
+		break;
+	}
+	if (rc)
+		return rc;
+	if (gw_limit_table[i].kind == GW_LIM_SIZE)
+		*(uint32_t *)((char *)l + gw_limit_table[i].off) = (uint32_t)n;
+	else
+		*(unsigned int *)((char *)l + gw_limit_table[i].off) = (unsigned int)n;
+	return 0;
+}
+
+unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile)
+{
+	uint64_t n;
+
+	if (l->max_conns)
+		return l->max_conns;
+	n = nofile > GW_FD_RESERVE ? (nofile - GW_FD_RESERVE) / GW_CONNS_AUTO_DIV : 0;
+	if (n < GW_CONNS_MIN)
+		n = GW_CONNS_MIN;
+	if (n > GW_CONNS_MAX)
+		n = GW_CONNS_MAX;
+	return (unsigned int)n;
+}

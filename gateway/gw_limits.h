@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lacunad's resource limits: the settings that bound what clients can
+ * make it hold (connections, requests, replies waiting to be sent,
+ * partly received records, time spent idle or stuck), their defaults
+ * and ranges, and how a "key = value" of lacunad.conf(5) or a --set
+ * KEY=VALUE of the command line sets one. Each one is described in
+ * docs/lacunad.conf.5.md, LIMITS.
+ *
+ * A struct gw_limits lives inside struct gw_config and, like it, is
+ * never changed once built; the transports read it when they start and
+ * on every reload.
+ */
+#ifndef LACUNA_GW_LIMITS_H
+#define LACUNA_GW_LIMITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* fds kept for everything but connections (files, pools, exports, logs) */
+#define GW_FD_RESERVE 512
+/* max_connections = auto: this share of the fds left after the reserve */
+#define GW_CONNS_AUTO_DIV 2
+#define GW_CONNS_MIN 4
+#define GW_CONNS_MAX 1000000
+
+#define GW_CONNS_CLIENT_DEFAULT 256
+#define GW_IDLE_TIMEOUT_DEFAULT 360 /* seconds; nfsd drops idle connections after 6 min */
+#define GW_RECORD_TIMEOUT_DEFAULT 30
+#define GW_SEND_TIMEOUT_DEFAULT 60
+#define GW_TIMEOUT_MAX 86400
+#define GW_CONN_REQUESTS_DEFAULT 128
+#define GW_CONN_REQUESTS_MAX 4096
+#define GW_CONN_REPLY_BYTES_DEFAULT (16u * 1024 * 1024)
+#define GW_CONN_REPLY_BYTES_MIN (64u * 1024)
+#define GW_CONN_REPLY_BYTES_MAX (1024u * 1024 * 1024)
+#define GW_CLIENT_RECORDS_DEFAULT 16
+#define GW_CLIENT_RECORDS_MAX 65536
+#define GW_CLIENT_REQUESTS_DEFAULT 128
+#define GW_CLIENT_REQUESTS_MAX 65536
+#define GW_CLIENTS_DEFAULT 1024
+#define GW_SESSIONS_DEFAULT 1024 /* each up to 64 slots x 8 KiB of cached replies */
+#define GW_STATE_MAX 1000000
+
+struct gw_limits {
+	unsigned int max_conns;	       /* 0: auto, from RLIMIT_NOFILE */
+	unsigned int max_conns_client; /* per client address */
+	unsigned int idle_timeout;     /* seconds; 0: never */
+	unsigned int record_timeout;   /* seconds a started record may take; 0: never */
+	unsigned int send_timeout;     /* seconds replies may wait unsent; 0: never */
+	unsigned int conn_requests;    /* requests out per connection */
+	uint32_t conn_reply_bytes;     /* bytes of replies queued per connection */
+	unsigned int client_records;   /* large records being received per address */
+	unsigned int client_requests;  /* requests out (reply not sent) per address */
+	unsigned int max_clients;      /* NFSv4 confirmed clients */
+	unsigned int max_sessions;     /* NFSv4.1+ sessions in all */
+};
+
+/* Every limit at its default. */
+void gw_limits_default(struct gw_limits *l);
+
+/*
+ * Set the limit named @key (a lacunad.conf key) to @value. Returns 0,
+ * -ENOENT when @key names no limit, or -EINVAL/-ERANGE with a message
+ * in @why (GW_WHY_MAX bytes).
+ */
+int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
+
+/* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
+#define GW_LIMITS_N 11
+int gw_limits_index(const char *key);
+
+/* max_connections in force for a process allowed @nofile fds. */
+unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile);
+
+#endif

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The limits of lacunad's TCP transport (gw_limits.h): how many
+ * connections it keeps, in all and per client address, and how long a
+ * connection may stay idle, take to send a record, or leave its replies
+ * unread. Everything here runs on the loop thread.
+ *
+ * Operation
+ * ---------
+ * Connections. Every connection is charged to its client address (IPv4
+ * as v4-mapped IPv6, so both families count alike) in a hash table of
+ * struct gw_addr. A new connection over max_connections_per_client for
+ * its address, or over max_connections in all, takes the place of an
+ * idle connection (of that address, or of anyone) if there is one: no
+ * request out, no reply queued, no record begun. The one idle the
+ * longest among those that never carried a whole request goes first (a
+ * flood of connections that send nothing replaces itself, not the
+ * clients at work between two calls), else the one idle the longest. Else it is
+ * refused: closed at once, before anything is read from it. The loop's
+ * list of connections is kept in order of last activity (bytes received
+ * or sent), least recent first, so the idle connection to drop is the
+ * first idle one on it. max_connections = auto leaves GW_FD_RESERVE fds
+ * and half of the rest of RLIMIT_NOFILE (raised to its hard limit at
+ * start) to files and everything else, so accepting never runs out of
+ * fds.
+ *
+ * Time. Once a second (the loop's tick) every connection is looked at:
+ * one idle for idle_timeout, one whose record (or its mark) began
+ * record_timeout ago and has not all arrived although lacunad was
+ * reading it (a connection lacunad stopped reading is not timed while
+ * it waits; its record's clock starts again when it goes on), one whose queued replies
+ * have not moved for send_timeout (a client that does not read, which
+ * has also made the connection stop being read, see gw_tcp.c) is
+ * closed. Each case is counted in the statistics.
+ *
+ * Requests and records. A request counts against its address's
+ * max_requests_per_client from the time its record is whole until its
+ * reply is sent (its reply's chunk is held that long), and a record that
+ * needs a large chunk counts against max_records_per_client until it is
+ * whole or dropped. Past either, the connection's next record waits
+ * (GW_STALL_CLIENT, on the pool waiters' list, resumed when chunks come
+ * back) so that a few addresses that send slowly or do not read cannot
+ * hold the whole pool.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "gw_tcp.h"
+#include "log.h"
+
+#define GW_TCP_LIMIT_LOG_SEC 60
+
+static void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16])
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+	memset(key, 0, 16);
+	if (len && ss->ss_family == AF_INET) {
+		key[10] = key[11] = 0xff;
+		memcpy(key + 12, &in->sin_addr, 4);
+	} else if (len && ss->ss_family == AF_INET6) {
+		memcpy(key, &in6->sin6_addr, 16);
+	}
+}
+
+static unsigned int gw_addr_hash(const uint8_t key[16])
+{
+	uint32_t h = 2166136261u;
+	unsigned int i;
+
+	for (i = 0; i < 16; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return h % GW_TCP_ADDR_BUCKETS;
+}
+
+static struct gw_addr *gw_addr_get(const uint8_t key[16])
+{
+	struct gw_addr **b = &gw_tcp.addrs[gw_addr_hash(key)], *a;
+
+	for (a = *b; a; a = a->next)
+		if (!memcmp(a->key, key, 16))
+			return a;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	memcpy(a->key, key, 16);
+	a->next = *b;
+	*b = a;
+	return a;
+}
+
+static void gw_addr_put(struct gw_addr *a)
+{
+	struct gw_addr **p;
+
+	if (a->conns || a->records || a->reqs)
+		return;
+	for (p = &gw_tcp.addrs[gw_addr_hash(a->key)]; *p; p = &(*p)->next) {
+		if (*p == a) {
+			*p = a->next;
+			free(a);
+			return;
+		}
+	}
+}
+
+void gw_tcp_limits_load(void)
+{
+	struct rlimit rl;
+	uint64_t nofile = 1024;
+
+	pthread_rwlock_rdlock(&gw_tcp.srv->cfg_lock);
+	gw_tcp.lim = gw_tcp.srv->cfg->limits;
+	pthread_rwlock_unlock(&gw_tcp.srv->cfg_lock);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		nofile = rl.rlim_cur;
+	else if (rl.rlim_cur == RLIM_INFINITY)
+		nofile = GW_CONNS_MAX;
+	gw_tcp.max_conns = gw_limits_max_conns(&gw_tcp.lim, nofile);
+}
+
+static bool gw_conn_idle(const struct gw_conn *c)
+{
+	return !c->closing && !c->nreq && !c->sq_head && !c->rec.buf && !c->mark_got &&
+	       c->spill_off == c->spill_len;
+}
+
+/*
+ * The idle connection to close, of address @a (NULL: of anyone) and not
+ * @keep: the one idle the longest of those that never carried a whole
+ * request, else the one idle the longest.
+ */
+static struct gw_conn *gw_tcp_oldest_idle(const struct gw_addr *a, const struct gw_conn *keep)
+{
+	struct gw_conn *c, *old = NULL;
+	struct gw_list *l;
+
+	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = l->next) {
+		c = gw_conn_of(l, all);
+		if (c == keep || !gw_conn_idle(c) || (a && c->addr != a))
+			continue;
+		if (!c->used)
+			return c;
+		if (!old)
+			old = c;
+	}
+	return old;
+}
+
+static void gw_tcp_limit_log(const char *what, const struct gw_conn *c)
+{
+	time_t now = gw_tcp_now();
+	char a[64];
+
+	if (now - gw_tcp.limit_logged < GW_TCP_LIMIT_LOG_SEC)
+		return;
+	gw_tcp.limit_logged = now;
+	log_warn("tcp: %s reached (connection from %s): refusing connections or closing idle "
+		 "ones (logged once a minute)",
+		 what, gw_addr_str(&c->info.peer, a, sizeof(a)));
+}
+
+/* Make room for @c under one limit: 0, or -EBUSY when no idle connection can go. */
+static int gw_tcp_make_room(struct gw_conn *c, const struct gw_addr *a, const char *what)
+{
+	struct gw_conn *old = gw_tcp_oldest_idle(a, c);
+
+	gw_tcp_limit_log(what, c);
+	if (!old) {
+		gw_stat_add(&gw_tcp.srv->stats.conns_refused, 1);
+		return -EBUSY;
+	}
+	gw_stat_add(&gw_tcp.srv->stats.conns_evicted, 1);
+	gw_conn_close(old, false, "idle, closed to make room for a new connection");
+	return 0;
+}
+
+int gw_tcp_limits_admit(struct gw_conn *c)
+{
+	uint8_t key[16];
+	struct gw_addr *a;
+	int ret;
+
+	gw_addr_key(&c->info.peer, c->info.peer_len, key);
+	a = gw_addr_get(key);
+	if (!a)
+		return -ENOMEM;
+	c->addr = a;
+	a->conns++;
+	c->active = c->rec_since = c->send_since = gw_tcp_now();
+	/*
+	 * connections closing do not count: many may close in one batch of
+	 * completions, and their fds go when it ends (GW_FD_RESERVE covers them)
+	 */
+	if (a->conns - a->closing > gw_tcp.lim.max_conns_client) {
+		ret = gw_tcp_make_room(c, a, "max_connections_per_client");
+		if (ret)
+			return ret;
+	}
+	if (gw_tcp.nconns - gw_tcp.nclosing > gw_tcp.max_conns)
+		return gw_tcp_make_room(c, NULL, "max_connections");
+	return 0;
+}
+
+void gw_tcp_limits_closing(struct gw_conn *c)
+{
+	gw_tcp.nclosing++;
+	if (c->addr)
+		c->addr->closing++;
+}
+
+void gw_tcp_limits_release(struct gw_conn *c)
+{
+	struct gw_addr *a = c->addr;
+
+	gw_tcp.nclosing--; /* only closing connections are freed */
+	if (!a)
+		return;
+	a->closing--;
+	if (c->rec_counted) {
+		a->records--;
+		c->rec_counted = false;
+	}
+	a->conns--;
+	c->addr = NULL;
+	gw_addr_put(a);
+}
+
+bool gw_tcp_client_full(const struct gw_conn *c, bool large)
+{
+	return c->addr && (c->addr->reqs >= gw_tcp.lim.client_requests ||
+			   (large && c->addr->records >= gw_tcp.lim.client_records));
+}
+
+void gw_tcp_touch(struct gw_conn *c)
+{
+	c->active = gw_tcp_now();
+	if (c->all.next != &gw_tcp.all) {
+		gw_list_del(&c->all);
+		gw_list_add_tail(&gw_tcp.all, &c->all);
+	}
+}
+
+void gw_tcp_limits_tick(void)
+{
+	const struct gw_limits *lim = &gw_tcp.lim;
+	struct gw_list *l, *next;
+	struct gw_conn *c;
+	time_t now;
+
+	gw_tcp_limits_load();
+	if (gw_tcp.stopping)
+		return;
+	now = gw_tcp_now();
+	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = next) {
+		next = l->next;
+		c = gw_conn_of(l, all);
+		if (c->closing)
+			continue;
+		if (lim->idle_timeout && gw_conn_idle(c) &&
+		    now - c->active >= (time_t)lim->idle_timeout) {
+			gw_stat_add(&gw_tcp.srv->stats.conns_idle_closed, 1);
+			gw_conn_close(c, false, "idle_timeout");
+		} else if (lim->record_timeout && (c->rec.buf || c->mark_got) &&
+			   c->stall == GW_STALL_NONE &&
+			   now - c->rec_since >= (time_t)lim->record_timeout) {
+			gw_stat_add(&gw_tcp.srv->stats.conns_record_timeout, 1);
+			gw_conn_close(c, true, "record_timeout: a record did not finish arriving");
+		} else if (lim->send_timeout && c->sq_head &&
+			   now - c->send_since >= (time_t)lim->send_timeout) {
+			gw_stat_add(&gw_tcp.srv->stats.conns_send_timeout, 1);
+			gw_conn_close(c, true,
+				      "send_timeout: the client does not read its replies");
+		}
+	}
+}

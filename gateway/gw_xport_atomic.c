@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Getting atomic sparse reads back for a lacunafs export that lost them.
+ *
+ * An export on a lacunafs mount reads and writes through lacunafs's
+ * atomic sparse read and write once lacunad has registered its buffer
+ * pool as an arena on the mount's control socket (gw_export.c, at start
+ * and on reloads). When that registration fails (the control socket
+ * refused the connection, lacunafs was busy), the export is served with
+ * the fallback, which is not atomic. gw_xports_atomic_check(), called
+ * once a second, counts those exports into the statistics
+ * (exports_not_atomic), says so loudly in the log once a minute while it
+ * lasts, and every GW_ATOMIC_RETRY_SEC seconds tries the registration
+ * again; once it succeeds the export is atomic again without a restart.
+ *
+ * The client is published with a release store: workers read xp->lc
+ * without a lock and see either NULL (the fallback) or a client ready
+ * to use. Only this function and export loading (under cfg_lock held for
+ * writing, while this one holds it for reading) set it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw.h"
+#include "lacuna/lacuna.h"
+#include "log.h"
+
+#define GW_ATOMIC_RETRY_SEC 5
+#define GW_ATOMIC_WARN_SEC 60
+
+/* Register the pool with @xp's lacunafs again: 0 or -errno. */
+static int gw_xport_atomic_retry(struct gw_srv *s, struct gw_xport *xp)
+{
+	struct lacuna_client *lc = NULL;
+	int fd, err;
+
+	if (!s->pool || chunk_pool_fd(s->pool) < 0)
+		return -EOPNOTSUPP;
+	fd = open(xp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = lacuna_client_open_arena(fd, chunk_pool_fd(s->pool), chunk_pool_base(s->pool),
+				       chunk_pool_length(s->pool), &lc);
+	close(fd);
+	if (err)
+		return err;
+	__atomic_store_n(&xp->lc, lc, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void gw_xports_atomic_check(struct gw_srv *s)
+{
+	static time_t last_try, last_warn;
+	struct timespec ts;
+	unsigned long long n = 0;
+	bool retry, warn;
+	size_t i;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	retry = ts.tv_sec - last_try >= GW_ATOMIC_RETRY_SEC;
+	warn = ts.tv_sec - last_warn >= GW_ATOMIC_WARN_SEC;
+	pthread_rwlock_rdlock(&s->cfg_lock);
+	for (i = 0; i < s->nxports; i++) {
+		struct gw_xport *xp = s->xports[i];
+
+		if (xp->cfg_idx < 0 || !xp->lacunafs || __atomic_load_n(&xp->lc, __ATOMIC_ACQUIRE))
+			continue;
+		if (retry) {
+			err = gw_xport_atomic_retry(s, xp);
+			if (!err) {
+				log_msg(LOG_NOTICE,
+					"%s: registered with lacunafs again: sparse reads and "
+					"writes are atomic again",
+					xp->path);
+				continue;
+			}
+			if (warn)
+				log_warn(
+					"%s: SERVED WITHOUT ATOMIC SPARSE READS AND WRITES: "
+					"READ_PLUS, SEEK and WRITE may see or make torn data; "
+					"registering with lacunafs failed (%s), retried every %d s",
+					xp->path, strerror(-err), GW_ATOMIC_RETRY_SEC);
+		}
+		n++;
+	}
+	pthread_rwlock_unlock(&s->cfg_lock);
+	if (retry)
+		last_try = ts.tv_sec;
+	if (warn && n)
+		last_warn = ts.tv_sec;
+	atomic_store_explicit(&s->stats.exports_not_atomic, n, memory_order_relaxed);
+}
