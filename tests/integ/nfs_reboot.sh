@@ -6,7 +6,7 @@
 #
 # - handles of files, directories and symlinks taken before lacunad is
 #   stopped, lacunafs and the backing filesystem are unmounted and
-#   mounted again and the page, dentry and inode caches are dropped
+#   mounted again, which drops its page, dentry and inode caches
 #   (nothing is cached: a reboot) resolve to the same objects with the
 #   same bytes after lacunad starts again, through lacunafs's lookup by
 #   handle;
@@ -26,7 +26,6 @@ export PYTHONPATH="$top_srcdir/tests"
 PATHS=(dir dir/sub dir/sub/file deep/a/b/c/file link dir/sparse top)
 
 handles() { python3 "$HANDLES" "$NFS_PORT" "$@"; }
-drop_caches() { sync && echo 3 >/proc/sys/vm/drop_caches; }
 status_is() {
 	LT_WAIT_LAST=$(handles status "$1" 2>&1 | tail -n 1)
 	[ "$LT_WAIT_LAST" = "$2" ]
@@ -83,10 +82,11 @@ run_fs() {
 
 	# a reboot: nothing of the files is left in any cache
 	lt_stop_lacunafs "$mnt"
+	# (unmounting drops every page, dentry and inode the kernel cached of
+	# it: no global drop_caches, which would disturb the tests running
+	# beside this one)
 	umount "$NFS_BACKING" || lt_hard "umount $NFS_BACKING"
-	drop_caches
 	mount -o loop "$img" "$NFS_BACKING" || lt_hard "mount $img"
-	drop_caches
 	lt_mount_lacunafs "$NFS_BACKING" "$mnt"
 	nfs_start "$mnt"
 	lt_run_checks "$fs: after a reboot" 300 python3 "$HANDLES" "$NFS_PORT" check "$j"
@@ -97,7 +97,6 @@ run_fs() {
 		lt_wait_for 60 "NFS4ERR_DELAY" status_is "$j" DELAY
 	lt_check "$fs: lacunafs dead: lacunad lives on" nfs_alive
 	umount -l "$mnt" || lt_hard "umount -l $mnt"
-	drop_caches
 	lt_mount_lacunafs "$NFS_BACKING" "$mnt"
 	lt_check "$fs: lacunafs back: lacunad picks the new mount up" \
 		lt_wait_for 60 "the handle to read again" status_is "$j" OK

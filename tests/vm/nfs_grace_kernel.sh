@@ -168,8 +168,7 @@ if [ -e "$share/opened-reboot" ]; then
 	lt_log "reboot: the guest has data open: lacunad, lacunafs and ext4 go and come back"
 	nfs_stop
 	lt_stop_lacunafs "$dir"
-	umount "$backing" || lt_hard "umount $backing"
-	sync && echo 3 >/proc/sys/vm/drop_caches
+	umount "$backing" || lt_hard "umount $backing" # which drops what the host cached of it
 	mount -o loop "$LT_TMP/ext4.img" "$backing" || lt_hard "mount $backing again"
 	lt_mount_lacunafs "$backing" "$dir"
 	restart none # the server is down already: start it
