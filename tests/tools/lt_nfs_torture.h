@@ -13,9 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lt_tset.h"
+
 #define LT_PAGE UINT64_C(4096)
 #define LT_MIB (UINT64_C(1) << 20)
-#define LT_TSET_MAX 256
 #define LT_COUNT_MAX LT_MIB		  /* READ_PLUS counts asked */
 #define LT_REPLY_MAX (2 * LT_MIB + 65536) /* ca_maxresponsesize asked */
 #define LT_SEGS_MAX 8192
@@ -66,10 +67,6 @@ struct lt_region {
 struct lt_sent {
 	uint32_t seq;
 	uint64_t size;
-};
-
-struct lt_ivl {
-	uint64_t lo, hi;
 };
 
 struct lt_seg {

@@ -239,24 +239,6 @@ static bool check_struct(struct lt_reader *rd, uint64_t *end)
 }
 
 /*
- * Add [l, h] clipped to [lo, hi] to u, in increasing order, merging with
- * the last interval when they touch; past LT_TSET_MAX the last one is
- * stretched, which keeps a superset.
- */
-static void u_add(struct lt_reader *rd, uint64_t l, uint64_t h, uint64_t lo, uint64_t hi)
-{
-	l = l < lo ? lo : l;
-	h = h > hi ? hi : h;
-	if (l > h)
-		return;
-	if (rd->nu && rd->u[rd->nu - 1].hi >= l)
-		rd->u[rd->nu - 1].hi = h > rd->u[rd->nu - 1].hi ? h : rd->u[rd->nu - 1].hi;
-	else if (rd->nu < LT_TSET_MAX)
-		rd->u[rd->nu++] = (struct lt_ivl){ l, h };
-	else
-		rd->u[rd->nu - 1].hi = h;
-}
-/*
  * u = the times in [lo, hi] at which region r showed bytes p of [a, b):
  * a state it had, or during a write in pieces (T = 2 * its seq alone)
  * each piece before or after it.
@@ -286,7 +268,7 @@ static void region_times(struct lt_reader *rd, const struct lt_region *r, uint64
 			h = l;
 			LT_ADD(lt.split_views, 1);
 		}
-		u_add(rd, l, h, lo, hi);
+		lt_tset_add(rd->u, &rd->nu, l, h, lo, hi);
 	}
 }
 
@@ -310,7 +292,7 @@ static void size_times(struct lt_reader *rd, uint64_t smin, uint64_t smax, uint6
 
 		if (lt.sz[i].size < smin || lt.sz[i].size > smax)
 			continue;
-		u_add(rd, l, h, lo, hi);
+		lt_tset_add(rd->u, &rd->nu, l, h, lo, hi);
 	}
 }
 

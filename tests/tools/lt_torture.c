@@ -115,12 +115,12 @@
 #include <unistd.h>
 
 #include "lacuna/lacuna.h"
+#include "lt_tset.h"
 
 #define LT_PAGE UINT64_C(4096)
 #define LT_MIB (UINT64_C(1) << 20)
 #define LT_REGIONS_MAX 4096 /* region ids are 12 bits of the pattern */
 #define LT_THREADS_MAX 64
-#define LT_TSET_MAX 256	   /* intervals kept while intersecting */
 #define LT_REPORT_MAX 8	   /* violations printed in full */
 #define LT_BIG (64 * 1024) /* regions longer than this get a third of the changes */
 
@@ -765,10 +765,6 @@ struct lt_obs {
 	unsigned int sblen;
 };
 
-struct lt_ivl {
-	uint64_t lo, hi;
-};
-
 struct lt_reader {
 	unsigned int id;
 	uint64_t rng;
@@ -1046,14 +1042,7 @@ static void piece_times(struct lt_reader *rd, const struct lt_obs *o, uint64_t l
 
 		if (!obs_matches(o, pc, &pc->h[i]))
 			continue;
-		l = l < lo ? lo : l;
-		h = h > hi ? hi : h;
-		if (rd->nu && rd->u[rd->nu - 1].hi >= l)
-			rd->u[rd->nu - 1].hi = h;
-		else if (rd->nu < LT_TSET_MAX)
-			rd->u[rd->nu++] = (struct lt_ivl){ l, h };
-		else
-			rd->u[rd->nu - 1].hi = h; /* keep a superset */
+		lt_tset_add(rd->u, &rd->nu, l, h, lo, hi);
 	}
 }
 
@@ -1083,16 +1072,7 @@ static void size_times(struct lt_reader *rd, uint64_t size, uint64_t lo, uint64_
 				continue;
 			h = l;
 		}
-		l = l < lo ? lo : l;
-		h = h > hi ? hi : h;
-		if (l > h)
-			continue;
-		if (rd->nu && rd->u[rd->nu - 1].hi >= l)
-			rd->u[rd->nu - 1].hi = h > rd->u[rd->nu - 1].hi ? h : rd->u[rd->nu - 1].hi;
-		else if (rd->nu < LT_TSET_MAX)
-			rd->u[rd->nu++] = (struct lt_ivl){ l, h };
-		else
-			rd->u[rd->nu - 1].hi = h;
+		lt_tset_add(rd->u, &rd->nu, l, h, lo, hi);
 	}
 }
 
