@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ struct nfs4_recov {
 	char *dir;
 	int dfd, lockfd;
 	uint32_t boot;
-	bool grace;
+	atomic_bool grace; /* written under .lock; read without it for the common "no" */
 	bool purge; /* grace ended: old records not reclaimed go */
 	time_t grace_end;
 	unsigned int nold, nold_done, nents;
@@ -266,7 +267,8 @@ bool nfs4_recov_in_grace(struct nfs4_recov *r)
 {
 	bool g;
 
-	if (!r)
+	/* once grace is over it never comes back: no lock on the I/O path */
+	if (!r || !atomic_load_explicit(&r->grace, memory_order_acquire))
 		return false;
 	pthread_mutex_lock(&r->lock);
 	g = in_grace_locked(r);
