@@ -211,6 +211,12 @@ const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xpo
  * (gw_xport_atomic.c). Called once a second.
  */
 void gw_xports_atomic_check(struct gw_srv *s);
+/*
+ * Register gw.pool as the arena of @xp's lacunafs mount: 0 and a client
+ * in *lc; -EFBIG when the pool is larger than that lacunafs takes,
+ * -EOPNOTSUPP without a memfd pool, else the errno of the attempt.
+ */
+int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc);
 
 /*
  * May @c (EXCHANGE_ID or SETCLIENTID; CREATE_SESSION when @session)

@@ -242,36 +242,42 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
  * atomic. A pool larger than the mount takes as an arena (a max_record
  * too large for it) is refused: that would silently give up atomicity.
  */
-static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc)
+int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc)
 {
 	struct lacuna_info info;
-	int fd, err = -EINVAL;
+	int fd, err;
 
+	*lc = NULL;
+	if (!gw.pool || chunk_pool_fd(gw.pool) < 0)
+		return -EOPNOTSUPP;
 	fd = open(xp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		log_warn("%s: open: %s: sparse reads will not be atomic", xp->path,
-			 strerror(errno));
-		return 0;
-	}
-	if (gw.pool && lacuna_is_lacunafs(fd, &info) &&
-	    chunk_pool_length(gw.pool) > info.arena_max) {
-		log_err("%s: the buffer pool max_record makes (%zu MiB) is more than this "
-			"lacunafs takes as an arena (%llu MiB): lower max_record or upgrade "
-			"lacunafs",
-			xp->path, chunk_pool_length(gw.pool) >> 20,
-			(unsigned long long)(info.arena_max >> 20));
+	if (fd < 0)
+		return -errno;
+	if (lacuna_is_lacunafs(fd, &info) && chunk_pool_length(gw.pool) > info.arena_max) {
 		close(fd);
 		return -EFBIG;
 	}
-	if (gw.pool && chunk_pool_fd(gw.pool) >= 0)
-		err = lacuna_client_open_arena(fd, chunk_pool_fd(gw.pool), chunk_pool_base(gw.pool),
-					       chunk_pool_length(gw.pool), lc);
+	err = lacuna_client_open_arena(fd, chunk_pool_fd(gw.pool), chunk_pool_base(gw.pool),
+				       chunk_pool_length(gw.pool), lc);
 	close(fd);
-	if (err) {
+	if (err)
 		*lc = NULL;
+	return err;
+}
+
+static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc)
+{
+	int err = gw_xport_register(xp, lc);
+
+	if (err == -EFBIG) {
+		log_err("%s: the buffer pool max_record makes (%zu MiB) is more than this "
+			"lacunafs takes as an arena: lower max_record or upgrade lacunafs",
+			xp->path, chunk_pool_length(gw.pool) >> 20);
+		return err;
+	}
+	if (err)
 		log_warn("%s: lacunafs sparse-read client: %s: sparse reads will not be atomic",
 			 xp->path, strerror(-err));
-	}
 	return 0;
 }
 

@@ -31,26 +31,6 @@
 #define GW_ATOMIC_RETRY_SEC 5
 #define GW_ATOMIC_WARN_SEC 60
 
-/* Register the pool with @xp's lacunafs again: 0 or -errno. */
-static int gw_xport_atomic_retry(struct gw_srv *s, struct gw_xport *xp)
-{
-	struct lacuna_client *lc = NULL;
-	int fd, err;
-
-	if (!s->pool || chunk_pool_fd(s->pool) < 0)
-		return -EOPNOTSUPP;
-	fd = open(xp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = lacuna_client_open_arena(fd, chunk_pool_fd(s->pool), chunk_pool_base(s->pool),
-				       chunk_pool_length(s->pool), &lc);
-	close(fd);
-	if (err)
-		return err;
-	__atomic_store_n(&xp->lc, lc, __ATOMIC_RELEASE);
-	return 0;
-}
-
 void gw_xports_atomic_check(struct gw_srv *s)
 {
 	static time_t last_try, last_warn;
@@ -66,12 +46,14 @@ void gw_xports_atomic_check(struct gw_srv *s)
 	pthread_rwlock_rdlock(&s->cfg_lock);
 	for (i = 0; i < s->nxports; i++) {
 		struct gw_xport *xp = s->xports[i];
+		struct lacuna_client *lc;
 
 		if (xp->cfg_idx < 0 || !xp->lacunafs || __atomic_load_n(&xp->lc, __ATOMIC_ACQUIRE))
 			continue;
 		if (retry) {
-			err = gw_xport_atomic_retry(s, xp);
+			err = gw_xport_register(xp, &lc);
 			if (!err) {
+				__atomic_store_n(&xp->lc, lc, __ATOMIC_RELEASE);
 				log_msg(LOG_NOTICE,
 					"%s: registered with lacunafs again: sparse reads and "
 					"writes are atomic again",
