@@ -395,7 +395,9 @@ int main(int argc, char *argv[])
 		goto out_args;
 	}
 	if (opts.show_version || cl.show_version) {
+		/* ours first: libfuse runs fusermount3, which writes straight to fd 1 */
 		printf("lacunafs %s\n", PACKAGE_VERSION);
+		fflush(stdout);
 		fuse_lowlevel_version();
 		ret = 0;
 		goto out_args;

@@ -290,8 +290,8 @@ int main(int argc, char *argv[])
 	int err;
 
 	if (gw_cli_parse(argc, argv, &cli)) {
-		fprintf(stderr, "lacunad: %s\n", cli.err);
-		gw_cli_usage(stderr);
+		fprintf(stderr, "lacunad: %s\nTry 'lacunad --help' for more information.\n",
+			cli.err);
 		return 2;
 	}
 	if (cli.help) {
@@ -304,10 +304,10 @@ int main(int argc, char *argv[])
 	}
 	foreground = cli.foreground || cli.export_dir;
 	log_init("lacunad", false, cli.log_level >= 0 ? cli.log_level : GW_LOG_DEFAULT);
-	err = gw_config_from_cli(&cli, &cfg, NULL, NULL);
+	err = gw_config_from_cli(&cli, &cfg, print_err, NULL);
 	if (err)
 		return 1;
-	if (gw_config_check_paths(cfg, NULL, NULL)) {
+	if (gw_config_check_paths(cfg, print_err, NULL)) {
 		gw_config_free(cfg);
 		return 1;
 	}
@@ -384,8 +384,8 @@ int main(int argc, char *argv[])
 	if (cfg->rdma)
 		log_info("rdma: built without RPC-over-RDMA: serving TCP only");
 #endif
-	log_info("lacunad %s serving NFSv4.0-4.2 (%u threads, lease %us)", PACKAGE_VERSION,
-		 cfg->threads, cfg->lease_time);
+	/* the worker pool says how many threads it started */
+	log_info("lacunad %s serving NFSv4.0-4.2 (lease %us)", PACKAGE_VERSION, cfg->lease_time);
 	err = gw_tcp_ops.run(&gw);
 #ifdef HAVE_RDMA
 	if (rdma) {

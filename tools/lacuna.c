@@ -25,15 +25,16 @@
 #include "lacuna/lacuna.h"
 #include "lacuna_tool.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out, "usage: lacuna map FILE [--offset N] [--length N] [--json]\n"
-		     "       lacuna nfs-map [--rdma] nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek]\n"
-		     "                      [--json]\n"
-		     "       lacuna nfs-get [--rdma] [--read] [--depth D] nfs://HOST[:PORT]/PATH DEST\n"
-		     "       lacuna --help | --version\n"
-		     "N takes K, M, G, T suffixes (powers of 1024).\n");
-}
+static const struct lcmd_help map_help = {
+	.name = "lacuna map",
+	.synopsis = "FILE [--offset N] [--length N] [--json]",
+	.options = "The data/hole map of FILE: a segment table, a picture of the layout and totals.\n"
+		   "On lacunafs it is taken under the range lock (atomic); elsewhere from\n"
+		   "SEEK_DATA/SEEK_HOLE.\n"
+		   "  --offset N   start the map at byte N (must be inside the file)\n"
+		   "  --length N   map N bytes from there (default: to the end)\n"
+		   "  --json       one JSON object instead of the table\n",
+};
 
 static int build_map(int fd, uint64_t off, uint64_t len, struct lmap *m)
 {
@@ -100,7 +101,7 @@ static int cmd_map(int argc, char **argv)
 	struct stat st;
 	int fd, rc;
 
-	rc = lmap_parse_args(argc, argv, "lacuna map", false, usage, &a);
+	rc = lmap_parse_args(argc, argv, &map_help, false, &a);
 	if (rc >= 0)
 		return rc;
 	/* O_NONBLOCK: a FIFO must be refused, not waited on */
@@ -124,6 +125,11 @@ static int cmd_map(int argc, char **argv)
 		lmap_free(&m);
 		return 1;
 	}
+	if (lmap_check_offset(map_help.name, &a, m.size)) {
+		lmap_free(&m);
+		return 1;
+	}
+	m.ranged = a.off || a.len != UINT64_MAX;
 	lmap_totals(&m);
 	if (a.json) {
 		char fields[64];
@@ -138,27 +144,53 @@ static int cmd_map(int argc, char **argv)
 	return 0;
 }
 
+/* The commands, as `lacuna --help` lists them. */
+static const struct {
+	const char *name, *summary;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "map", "a file's data/hole map, atomic on lacunafs", cmd_map },
+	{ "nfs-map", "a file's data/hole map from an NFSv4.2 server (READ_PLUS or SEEK)",
+	  lacuna_cmd_nfs_map },
+	{ "nfs-get", "copy a file from an NFSv4.2 server, its holes kept (READ_PLUS)",
+	  lacuna_cmd_nfs_get },
+};
+
+static int usage(bool error)
+{
+	FILE *out = error ? stderr : stdout;
+	size_t i;
+
+	fprintf(out, "usage: lacuna COMMAND [OPTIONS] ARGS...\n"
+		     "       lacuna --help | --version\n"
+		     "Commands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(out, "'lacuna COMMAND --help' shows a command's arguments and options.\n");
+	return error ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return 2;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return 0;
-	}
+	char name[32];
+	size_t i;
+
+	if (argc < 2)
+		return usage(true);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return usage(false);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("lacuna %s (sparse-read ABI %d)\n", PACKAGE_VERSION, LACUNA_ABI_VERSION);
 		return 0;
 	}
-	if (!strcmp(argv[1], "map"))
-		return cmd_map(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "nfs-map"))
-		return lacuna_cmd_nfs_map(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "nfs-get"))
-		return lacuna_cmd_nfs_get(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		/* getopt names argv[0] in its messages: "lacuna map: ..." */
+		snprintf(name, sizeof(name), "lacuna %s", cmds[i].name);
+		argv[1] = name;
+		return cmds[i].fn(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "lacuna: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return 2;
+	return usage(true);
 }

@@ -163,11 +163,17 @@ static int ext_cmp(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static void map_usage(FILE *out)
-{
-	fprintf(out, "usage: lacuna nfs-map nfs://HOST[:PORT]/PATH [--offset N] [--length N] "
-		     "[--seek] [--json] [--rdma]\n");
-}
+static const struct lcmd_help map_help = {
+	.name = "lacuna nfs-map",
+	.synopsis = "nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek] [--json] [--rdma]",
+	.options = "The data/hole map of a file from an NFSv4.2 server's READ_PLUS replies,\n"
+		   "printed as 'lacuna map' prints it.\n"
+		   "  --offset N   start the map at byte N (must be inside the file)\n"
+		   "  --length N   map N bytes from there (default: to the end)\n"
+		   "  --seek       map with SEEK(DATA)/SEEK(HOLE) instead of READ_PLUS\n"
+		   "  --json       one JSON object instead of the table\n"
+		   "  --rdma       RPC-over-RDMA (port 20049 unless the URL names one)\n",
+};
 
 /*
  * Map [off, end) into mc: READ_PLUS (replies in any order, so the
@@ -224,7 +230,7 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 	size_t i;
 	int rc;
 
-	rc = lmap_parse_args(argc, argv, nc.name, true, map_usage, &a);
+	rc = lmap_parse_args(argc, argv, &map_help, true, &a);
 	if (rc >= 0)
 		return rc;
 	nc.rdma = a.rdma;
@@ -236,6 +242,8 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 		nfsc_destroy(nc.c);
 		return rc;
 	}
+	if (lmap_check_offset(nc.name, &a, nc.f.size))
+		return nfs_finish(&nc, 1);
 	end = a.len > nc.f.size || a.off > nc.f.size - a.len ? nc.f.size : a.off + a.len;
 	how = map_walk(&nc, a.seek, a.off, a.off < end ? end : a.off, &mc);
 	if (!how) {
@@ -254,6 +262,7 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 	}
 	m.size = nc.f.size;
 	m.alloc = nc.f.space_used;
+	m.ranged = a.off || a.len != UINT64_MAX;
 	lmap_totals(&m);
 	if (a.json) {
 		snprintf(text, sizeof(text), "\"op\":\"%s\"", how);
@@ -332,11 +341,14 @@ static int get_seg(void *arg, const struct nfsc_seg *s)
 	return 0;
 }
 
-static void get_usage(FILE *out)
-{
-	fprintf(out, "usage: lacuna nfs-get [--read] [--depth D] [--rdma] nfs://HOST[:PORT]/PATH "
-		     "DEST\n");
-}
+static const struct lcmd_help get_help = {
+	.name = "lacuna nfs-get",
+	.synopsis = "[--read] [--depth D] [--rdma] nfs://HOST[:PORT]/PATH DEST",
+	.options = "Copy a file from an NFSv4.2 server into DEST with READ_PLUS: holes stay holes.\n"
+		   "  --read       plain READ instead (holes arrive as zeros), to compare\n"
+		   "  --depth D    D calls in flight (default 4)\n"
+		   "  --rdma       RPC-over-RDMA (port 20049 unless the URL names one)\n",
+};
 
 /*
  * @wire: bytes received during the copy, RPC record marks included
@@ -397,16 +409,14 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 			nc.rdma = true;
 			break;
 		case 'h':
-			get_usage(stdout);
-			return 0;
+			return lcmd_usage(&get_help, false);
 		default:
-			get_usage(stderr);
-			return 2;
+			return lcmd_usage(&get_help, true);
 		}
 	}
 	if (optind != argc - 2) {
-		get_usage(stderr);
-		return 2;
+		fprintf(stderr, "%s: expected a URL and a DEST\n", nc.name);
+		return lcmd_usage(&get_help, true);
 	}
 	if (nc.rdma && (rc = rdma_check(nc.name)))
 		return rc;

@@ -55,9 +55,24 @@ int lmap_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int lmap_parse_args(int argc, char **argv, const char *cmd, bool nfs, void (*usage)(FILE *out),
+int lcmd_usage(const struct lcmd_help *h, bool error)
+{
+	FILE *out = error ? stderr : stdout;
+
+	fprintf(out, "usage: %s %s\n", h->name, h->synopsis);
+	if (error) {
+		fprintf(out, "Try '%s --help' for more information.\n", h->name);
+		return 2;
+	}
+	fputs(h->options, out);
+	fputs("N takes K, M, G, T suffixes (powers of 1024).\n", out);
+	return 0;
+}
+
+int lmap_parse_args(int argc, char **argv, const struct lcmd_help *h, bool nfs,
 		    struct lmap_args *a)
 {
+	const char *cmd = h->name;
 	struct option opts[] = {
 		{ "offset", required_argument, NULL, 'o' },
 		{ "length", required_argument, NULL, 'l' },
@@ -93,16 +108,17 @@ int lmap_parse_args(int argc, char **argv, const char *cmd, bool nfs, void (*usa
 			a->rdma = true;
 			break;
 		case 'h':
-			usage(stdout);
-			return 0;
+			return lcmd_usage(h, false);
 		default:
-			usage(stderr);
-			return 2;
+			return lcmd_usage(h, true);
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
+		if (optind == argc)
+			fprintf(stderr, "%s: missing %s\n", cmd, nfs ? "URL" : "FILE");
+		else
+			fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
+		return lcmd_usage(h, true);
 	}
 	if (a->off > (uint64_t)INT64_MAX) {
 		fprintf(stderr, "%s: --offset too large\n", cmd);
@@ -110,6 +126,19 @@ int lmap_parse_args(int argc, char **argv, const char *cmd, bool nfs, void (*usa
 	}
 	a->target = argv[optind];
 	return -1;
+}
+
+int lmap_check_offset(const char *cmd, const struct lmap_args *a, uint64_t size)
+{
+	char h[32];
+
+	if (a->off < size || (a->off == 0 && size == 0))
+		return 0;
+	lmap_human(size, h, sizeof(h));
+	fprintf(stderr, "%s: %s: --offset %" PRIu64 " is at or past the end of the file (size %" PRIu64
+		" (%s)): nothing to map\n",
+		cmd, a->target, a->off, size, h);
+	return 1;
 }
 
 void lmap_human(uint64_t v, char *buf, size_t len)
@@ -235,8 +264,9 @@ void lmap_print_json(const char *name, const char *fields, const struct lmap *m)
 	printf("{\"file\":");
 	lmap_json_string(stdout, name);
 	printf(",\"size\":%" PRIu64 "%s%s,\"data_bytes\":%" PRIu64 ",\"hole_bytes\":%" PRIu64
-	       ",\"allocated_bytes\":%" PRIu64 ",\"segments\":[",
-	       m->size, *fields ? "," : "", fields, m->data, m->holes, m->alloc);
+	       ",\"allocated_bytes\":%" PRIu64 "%s,\"segments\":[",
+	       m->size, *fields ? "," : "", fields, m->data, m->holes, m->alloc,
+	       m->ranged ? ",\"allocated_of_whole_file\":true" : "");
 	for (i = 0; i < m->n; i++)
 		printf("%s{\"kind\":\"%s\",\"offset\":%" PRIu64 ",\"length\":%" PRIu64 "}",
 		       i ? "," : "", m->seg[i].kind == LACUNA_SEG_DATA ? "data" : "hole",
@@ -270,7 +300,9 @@ void lmap_print_text(const char *name, const char *how, const struct lmap *m)
 	lmap_human(m->data, b, sizeof(b));
 	lmap_human(m->holes, c, sizeof(c));
 	lmap_human(m->alloc, d, sizeof(d));
+	/* data and holes are the range's; what is allocated is known for the file only */
 	printf("size %" PRIu64 " (%s), data %" PRIu64 " (%s), holes %" PRIu64 " (%s), "
-	       "allocated %" PRIu64 " (%s)\n",
-	       m->size, a, m->data, b, m->holes, c, m->alloc, d);
+	       "allocated %" PRIu64 " (%s)%s\n",
+	       m->size, a, m->data, b, m->holes, c, m->alloc, d,
+	       m->ranged ? " in the whole file" : "");
 }

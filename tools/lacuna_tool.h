@@ -23,6 +23,7 @@ struct lmap {
 	size_t n, cap;
 	uint64_t size, data, holes, alloc;
 	bool atomic, unstable;
+	bool ranged; /* of a range given with --offset/--length: alloc is the whole file's */
 };
 
 /* A size argument: N with an optional K, M, G or T (powers of 1024). */
@@ -33,13 +34,33 @@ struct lmap_args {
 	const char *target; /* FILE or URL */
 };
 
+/* A command's help: `lacuna CMD --help` prints all of it to stdout. */
+struct lcmd_help {
+	const char *name;     /* "lacuna map" */
+	const char *synopsis; /* "FILE [--offset N] ..." */
+	const char *options;  /* one line per option */
+};
+
+/*
+ * The usage of @h after a usage error (its synopsis and a pointer to
+ * --help, on stderr; returns 2) or for --help (all of it, on stdout;
+ * returns 0).
+ */
+int lcmd_usage(const struct lcmd_help *h, bool error);
+
 /*
  * CMD TARGET [--offset N] [--length N] [--json] [--seek --rdma (if @nfs)]:
  * -1 to go on, else the exit status (0 after --help, 2 after a usage
- * error). @cmd names the command in messages ("lacuna map").
+ * error). @h->name names the command in messages ("lacuna map").
  */
-int lmap_parse_args(int argc, char **argv, const char *cmd, bool nfs, void (*usage)(FILE *out),
+int lmap_parse_args(int argc, char **argv, const struct lcmd_help *h, bool nfs,
 		    struct lmap_args *a);
+
+/*
+ * 0 when the range of @a starts inside the file of @size bytes (or is
+ * the whole of an empty file), else says so on stderr and returns 1.
+ */
+int lmap_check_offset(const char *cmd, const struct lmap_args *a, uint64_t size);
 /* @v bytes as "123 B" or "1.5 MiB". */
 void lmap_human(uint64_t v, char *buf, size_t len);
 

@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # lacunafs command line: usage errors exit 2 with a usage message, --help
-# and --version exit 0, a missing or non-directory backing dir is a clear
-# error, unknown options are refused. None of these may leave a mount.
+# and --version exit 0 (lacunafs's own version first), a missing or
+# non-directory backing dir is a clear error, unknown options are refused.
+# None of these may leave a mount. Then lacuna's: a summary per command,
+# a --help per command, messages prefixed "lacuna CMD:", a map that
+# starts past the end of the file refused with a message, and the
+# allocated figure of a range labelled as the whole file's.
 . "$top_srcdir/tests/lib.sh"
 lt_init
 lt_require_fuse
@@ -38,6 +42,8 @@ run_lfs 2 "missing MOUNTPOINT" "only a backing dir" "$LT_TMP/dir"
 run_lfs 0 "cache=auto" "--help" --help
 run_lfs 0 "usage:" "-h" -h
 run_lfs 0 "^lacunafs [0-9]+\.[0-9]+" "--version" --version
+lt_check "-V: lacunafs's version on the first line" grep -qE "^lacunafs [0-9]+\.[0-9]+" \
+	<(head -n 1 "$out")
 run_lfs nonzero "'$LT_TMP/nope'.*No such file or directory" "missing backing dir" \
 	-f "$LT_TMP/nope" "$mnt"
 run_lfs nonzero "not a directory" "backing is a regular file" -f "$LT_TMP/file" "$mnt"
@@ -58,5 +64,41 @@ if "$LACUNAFS" "$LT_TMP/dir" "$mnt" >"$LT_TMP/daemon.out" 2>&1; then
 else
 	lt_fail "daemon mode: lacunafs exited $?: $(head -3 "$LT_TMP/daemon.out")"
 fi
+
+# ---- lacuna
+LACUNA="$top_builddir/tools/lacuna"
+# run_lacuna EXPECTED_RC ARGS...: output (stdout and stderr) in $out
+run_lacuna() {
+	local want=$1 rc=0
+	shift
+	"$LACUNA" "$@" >"$out" 2>&1 || rc=$?
+	lt_check_eq "lacuna $*: exit status" "$want" "$rc"
+}
+run_lacuna 0 --help
+for c in map nfs-map nfs-get; do
+	lt_check "--help: '$c' with a one-line summary" grep -qE "^  $c +[a-z]" "$out"
+done
+run_lacuna 0 map --help
+lt_check "map --help: map's usage" grep -q "^usage: lacuna map FILE" "$out"
+lt_check "map --help: map's options" grep -q -- "--offset N" "$out"
+lt_check_fails "map --help: not the other commands'" grep -q "nfs-get" "$out"
+run_lacuna 0 nfs-get --help
+lt_check "nfs-get --help: its options" grep -q -- "--depth D" "$out"
+run_lacuna 2 map --bogus "$LT_TMP/file"
+lt_check "getopt errors prefixed 'lacuna map:'" grep -q "^lacuna map: unrecognized option '--bogus'" "$out"
+lt_check "usage error: points at --help" grep -q "Try 'lacuna map --help'" "$out"
+run_lacuna 2 nfs-get --depth
+lt_check "nfs-get: getopt errors prefixed 'lacuna nfs-get:'" grep -q "^lacuna nfs-get: option" "$out"
+printf '%8192s' x >"$LT_TMP/small"
+run_lacuna 1 map --offset 1M "$LT_TMP/small"
+lt_check "--offset past the end: said" grep -q "at or past the end of the file (size 8192" "$out"
+run_lacuna 1 map --offset 8192 "$LT_TMP/small"
+run_lacuna 0 map --offset 4096 --length 1 "$LT_TMP/small"
+lt_check "a range: allocated labelled as the whole file's" \
+	grep -q "allocated [0-9]* (.*) in the whole file$" "$out"
+run_lacuna 0 map "$LT_TMP/small"
+lt_check_fails "the whole file: allocated not labelled" grep -q "in the whole file" "$out"
+run_lacuna 0 map --json --offset 4096 "$LT_TMP/small"
+lt_check "a range in JSON: allocated_of_whole_file" grep -q '"allocated_of_whole_file":true' "$out"
 
 lt_done

@@ -25,7 +25,13 @@ out=$("$LACUNAD" --version 2>&1)
 lt_check "--version names lacunad" grep -q "^lacunad " <<<"$out"
 out=$("$LACUNAD" --frobnicate 2>&1)
 lt_check_eq "unknown option exits 2" 2 $?
-lt_check "unknown option: message and usage" grep -q "frobnicate" <<<"$out"
+lt_check_eq "unknown option: one line and a pointer to --help" \
+	"lacunad: unknown option '--frobnicate'|Try 'lacunad --help' for more information." \
+	"$(paste -sd'|' <<<"$out")"
+out=$("$LACUNAD" --export /tmp --listen bogus 2>&1)
+lt_check_eq "bad --listen exits 2" 2 $?
+lt_check_eq "bad --listen: two lines, no usage" 2 "$(wc -l <<<"$out")"
+lt_check "bad --listen: prefixed and said why" grep -q "^lacunad: --listen: 'bogus'" <<<"$out"
 out=$("$LACUNAD" --export /tmp --state-dir relative/dir 2>&1)
 lt_check_eq "relative --state-dir exits 2" 2 $?
 lt_check "relative --state-dir: said why" grep -q "state-dir: 'relative/dir' is not an absolute path" <<<"$out"
@@ -35,12 +41,13 @@ lt_check "--grace maybe: said why" grep -q "grace: 'maybe' is not on or off" <<<
 out=$("$LACUNAD" --export /nonexistent-dir-xyz 2>&1)
 rc=$?
 lt_check "missing export dir: non-zero exit" test "$rc" -ne 0
-lt_check "missing export dir: named" grep -q "nonexistent-dir-xyz" <<<"$out"
+lt_check "missing export dir: named, prefixed lacunad:" \
+	grep -q "^lacunad: .*nonexistent-dir-xyz" <<<"$out"
 printf '%s\n' "listen = 127.0.0.1:notaport" "threads = many" \
 	"/srv/nowhere 127.0.0.1(rw,frobnicate)" >"$LT_TMP/bad.conf"
 out=$("$LACUNAD" --config "$LT_TMP/bad.conf" -f 2>&1)
 lt_check_eq "bad configuration exits 1" 1 $?
-lt_check "errors as FILE:LINE (line 1)" grep -q "bad.conf:1:" <<<"$out"
+lt_check "errors as FILE:LINE (line 1)" grep -q "^lacunad: .*bad.conf:1:" <<<"$out"
 lt_check "errors as FILE:LINE (line 2)" grep -q "bad.conf:2:" <<<"$out"
 lt_check "errors as FILE:LINE (line 3)" grep -q "bad.conf:3:" <<<"$out"
 
@@ -68,6 +75,7 @@ out=$(timeout 30 nfs-cat "$(url "$A/file-a")" 2>&1)
 lt_check_eq "export at its path in the pseudo filesystem" "in a" "$out"
 out=$(timeout 30 nfs-ls "$(url "$(dirname "$A")")" 2>&1)
 lt_check "pseudo directory lists the export" grep -q " $(basename "$A")\$" <<<"$out"
+lt_check_eq "start-up: the thread count said once" 1 "$(grep -cE "[0-9]+ (worker )?threads" "$log")"
 sleep 1.5
 lt_check "stats file written" grep -q "^compounds [1-9]" "$LT_TMP/stats"
 lt_check "stats file counts ops" grep -q "^op PUTROOTFH [1-9]" "$LT_TMP/stats"
