@@ -64,6 +64,18 @@ lt_require_cmd() {
 	done
 }
 
+# lt_timeout SECONDS COMMAND...: COMMAND, stopped after SECONDS. Only a
+# guard against hangs, never a budget: give it several times what a
+# loaded machine takes. When it fires, says "timed out after N s: COMMAND"
+# on stderr and returns 124.
+lt_timeout() {
+	local t=$1 rc=0
+	shift
+	timeout "$t" "$@" || rc=$?
+	[ $rc != 124 ] || echo "timed out after $t s: $*" >&2
+	return $rc
+}
+
 # lt_make_fs TYPE NAME [SIZE]: make a TYPE (ext4|xfs) filesystem on a loop
 # image, mount it at $LT_TMP/NAME and set LT_FS to that path.
 lt_make_fs() {
@@ -174,8 +186,7 @@ lt_check_eq() {
 		lt_fail "$1: expected '$2', got '$3'"
 	fi
 }
-# lt_run_checks LABEL TIMEOUT COMMAND...: run COMMAND (at most TIMEOUT
-# seconds) and make one check of every line it prints that starts with
+# lt_run_checks LABEL TIMEOUT COMMAND...: run COMMAND (lt_timeout TIMEOUT) and make one check of every line it prints that starts with
 # "ok" (passed) or "FAIL"/"not ok" (failed), logging the others. Its exit
 # status must be 0, or 1 when it printed a failed check.
 # lt_wait_for SECONDS DESCRIPTION COMMAND...: poll COMMAND every half
@@ -196,7 +207,7 @@ lt_wait_for() {
 lt_run_checks() {
 	local label=$1 to=$2 out rc line failed=0
 	shift 2
-	out=$(timeout "$to" "$@" 2>&1)
+	out=$(lt_timeout "$to" "$@" 2>&1)
 	rc=$?
 	while IFS= read -r line; do
 		case $line in

@@ -156,7 +156,7 @@ nfs_make_export() {
 nfs_run() {
 	local rc
 	[ -e "$LT_TMP/nfs-hung" ] && return 124
-	timeout "$LT_NFS_TIMEOUT" "$@"
+	lt_timeout "$LT_NFS_TIMEOUT" "$@"
 	rc=$?
 	[ $rc = 124 ] && echo "$*" >"$LT_TMP/nfs-hung"
 	return $rc
@@ -300,7 +300,7 @@ nfs_stop() {
 	NFS_PID=""
 	unset "NFS_RUNNING[$pid]"
 	if [ -e "$LT_TMP/nfs-hung" ]; then
-		lt_fail "a client hung for ${LT_NFS_TIMEOUT} s (later ones were not run): $(cat "$LT_TMP/nfs-hung")"
+		lt_fail "a client timed out after ${LT_NFS_TIMEOUT} s (later ones were not run): $(cat "$LT_TMP/nfs-hung")"
 		rm -f "$LT_TMP/nfs-hung"
 	fi
 	if ! kill -0 "$pid" 2>/dev/null; then

@@ -21,7 +21,7 @@ out="$LT_TMP/out"
 run_lfs() {
 	local want=$1 pat=$2 desc=$3 rc=0
 	shift 3
-	timeout 10 "$LACUNAFS" "$@" >"$out" 2>&1 || rc=$?
+	lt_timeout 60 "$LACUNAFS" "$@" >"$out" 2>&1 || rc=$?
 	if [ "$want" = nonzero ] && [ $rc -ne 0 ] || [ "$rc" = "$want" ]; then
 		if grep -qiE -- "$pat" "$out"; then
 			lt_ok "$desc (exit $rc)"

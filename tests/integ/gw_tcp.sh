@@ -38,7 +38,7 @@ head -c $((3 << 20)) /dev/urandom >"$export/big" || lt_hard "cannot make $export
 rpc_run() {
 	local out=$1
 	shift
-	timeout 300 python3 "$RPC" --port "$NFS_PORT" --pid "$NFS_PID" --read-path big "$@" \
+	lt_timeout 300 python3 "$RPC" --port "$NFS_PORT" --pid "$NFS_PID" --read-path big "$@" \
 		>"$out" 2>&1
 }
 

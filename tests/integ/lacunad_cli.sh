@@ -71,9 +71,9 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.05
 done
 url() { echo "nfs://127.0.0.1/$1?version=4&nfsport=$port"; }
-out=$(timeout 30 nfs-cat "$(url "$A/file-a")" 2>&1)
+out=$(lt_timeout 120 nfs-cat "$(url "$A/file-a")" 2>&1)
 lt_check_eq "export at its path in the pseudo filesystem" "in a" "$out"
-out=$(timeout 30 nfs-ls "$(url "$(dirname "$A")")" 2>&1)
+out=$(lt_timeout 120 nfs-ls "$(url "$(dirname "$A")")" 2>&1)
 lt_check "pseudo directory lists the export" grep -q " $(basename "$A")\$" <<<"$out"
 lt_check_eq "start-up: the thread count said once" 1 "$(grep -cE "[0-9]+ (worker )?threads" "$log")"
 sleep 1.5
@@ -83,13 +83,13 @@ lt_check "stats file counts ops" grep -q "^op PUTROOTFH [1-9]" "$LT_TMP/stats"
 echo "$B 127.0.0.1(ro)" >>"$conf"
 kill -HUP "$pid"
 sleep 1
-out=$(timeout 30 nfs-cat "$(url "$B/file-b")" 2>&1)
+out=$(lt_timeout 120 nfs-cat "$(url "$B/file-b")" 2>&1)
 lt_check_eq "SIGHUP: the new export is served" "in b" "$out"
 echo "this is not a setting" >>"$conf"
 kill -HUP "$pid"
 sleep 1
 lt_check "SIGHUP with a broken file: refused with FILE:LINE" grep -q "lacunad.conf:6:" "$log"
-out=$(timeout 30 nfs-cat "$(url "$B/file-b")" 2>&1)
+out=$(lt_timeout 120 nfs-cat "$(url "$B/file-b")" 2>&1)
 lt_check_eq "SIGHUP with a broken file: old configuration kept" "in b" "$out"
 sed -i -e '$d' -e 's/^lease_time = 10$/lease_time = 20/' "$conf"
 printf '%s\n' "threads = 3" "grace = off" >>"$conf"
@@ -115,7 +115,7 @@ else
 	lt_check_eq "--rdma without a device: said once" 1 \
 		"$(grep -c "rdma: no RDMA device: serving TCP only" "$NFS_LOG")"
 fi
-out=$(timeout 30 nfs-cat "nfs://127.0.0.1//file-b?version=4&nfsport=$NFS_PORT" 2>&1)
+out=$(lt_timeout 120 nfs-cat "nfs://127.0.0.1//file-b?version=4&nfsport=$NFS_PORT" 2>&1)
 lt_check_eq "--rdma: TCP served" "in b" "$out"
 nfs_stop
 
@@ -125,16 +125,16 @@ small=$LT_TMP/mnt-small
 lt_mount_lacunafs "$LT_FS" "$small"
 : >"$small/filler"
 nfs_start "$small"
-out=$(timeout 120 python3 "$HOSTILE" fill --port "$NFS_PORT" filler)
+out=$(lt_timeout 120 python3 "$HOSTILE" fill --port "$NFS_PORT" filler)
 lt_check_eq "full filesystem: NFS4ERR_NOSPC" 28 "$out"
 lt_check "full filesystem: server alive" nfs_alive
-out=$(timeout 30 nfs-ls "$(nfs_url /)" 2>&1)
+out=$(lt_timeout 120 nfs-ls "$(nfs_url /)" 2>&1)
 lt_check "full filesystem: still listing" grep -q filler <<<"$out"
 
 # ---- lacunafs dies under lacunad
 kill -KILL "${LT_LFS_PIDS[$small]}"
 sleep 0.5
-timeout 30 nfs-cat "$(nfs_url filler)" >/dev/null 2>&1
+lt_timeout 120 nfs-cat "$(nfs_url filler)" >/dev/null 2>&1
 lt_check "dead lacunafs: the client gets an error" test $? -ne 0
 lt_check "dead lacunafs: server alive" nfs_alive
 lt_check "dead lacunafs: NULL still answered" \

@@ -33,7 +33,7 @@ chmod 0644 "$dir/s"
 
 nfs_start "$dir" --lease-time 17
 
-NFS_ATTR_LEASE=17 timeout "$LT_NFS_TIMEOUT" python3 "$top_srcdir/tests/nfs_attr.py" \
+NFS_ATTR_LEASE=17 lt_timeout "$LT_NFS_TIMEOUT" python3 "$top_srcdir/tests/nfs_attr.py" \
 	"$NFS_PORT" "$dir" >"$LT_TMP/attr.out" 2>&1
 rc=$?
 while read -r word desc; do

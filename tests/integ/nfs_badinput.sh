@@ -33,7 +33,7 @@ echo doomed >"$NFS_BACKING/doomed" || lt_hard "write doomed"
 nfs_start "$NFS_EXPORT" --lease-time 10 --set max_connections_per_client=2000
 
 lt_log "transport checks"
-if timeout 600 python3 "$TOOLS_PY/rpc_client.py" --port "$NFS_PORT" --pid "$NFS_PID" \
+if lt_timeout 600 python3 "$TOOLS_PY/rpc_client.py" --port "$NFS_PORT" --pid "$NFS_PID" \
 	--read-path big >"$LT_TMP/transport.out" 2>&1; then
 	lt_ok "transport: every check passed"
 else
@@ -43,7 +43,7 @@ sed 's/^/#   /' "$LT_TMP/transport.out"
 
 lt_log "protocol checks"
 # the stale-handle check asks for the file to be removed behind its back
-coproc HOSTILE { timeout 300 python3 "$TOOLS_PY/nfs_hostile.py" --port "$NFS_PORT" \
+coproc HOSTILE { lt_timeout 300 python3 "$TOOLS_PY/nfs_hostile.py" --port "$NFS_PORT" \
 	--stale-path doomed --lease 10 --pid "$NFS_PID" --open-path big 2>&1; }
 hpid=$HOSTILE_PID
 while IFS= read -r line <&"${HOSTILE[0]}"; do

@@ -109,12 +109,12 @@ lt_check "the record goes when the lease expires" lt_wait_for 120 "the record to
 lt_check "the log says the lease expired" grep -q "lease expired" "$NFS_LOG"
 
 # one lacunad per state directory; a directory others may write is refused
-out=$(timeout 60 "$LACUNAD" --export "$EXP" --state-dir "$STATE" --listen 127.0.0.1:1 -f 2>&1)
+out=$(lt_timeout 60 "$LACUNAD" --export "$EXP" --state-dir "$STATE" --listen 127.0.0.1:1 -f 2>&1)
 lt_check "a second lacunad on the same state directory exits non-zero" test $? -ne 0
 lt_check "... and says why" grep -q "is in use by another lacunad" <<<"$out"
 nfs_stop
 chmod 0777 "$STATE"
-out=$(timeout 60 "$LACUNAD" --export "$EXP" --state-dir "$STATE" --listen 127.0.0.1:1 -f 2>&1)
+out=$(lt_timeout 60 "$LACUNAD" --export "$EXP" --state-dir "$STATE" --listen 127.0.0.1:1 -f 2>&1)
 lt_check "a state directory writable by others is refused" test $? -ne 0
 lt_check "... and says why" grep -q "writable by it alone" <<<"$out"
 lt_done

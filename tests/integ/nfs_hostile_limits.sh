@@ -61,7 +61,7 @@ prlimit --pid "$NFS_PID" --nofile=1024:1024 || lt_hard "prlimit lacunad"
 sleep 1.5 # the limits are read again once a second
 
 rc=0
-timeout 600 python3 "$top_srcdir/tests/tools/nfs_limits.py" --port "$NFS_PORT" \
+lt_timeout 600 python3 "$top_srcdir/tests/tools/nfs_limits.py" --port "$NFS_PORT" \
 	--pid "$NFS_PID" --stats "$LT_TMP/stats" --p99 "$LT_LIMITS_P99" \
 	--rss-mib "$LT_LIMITS_RSS_MIB" --fds 1000 --idle-conns 1200 --noread-conns 40 \
 	--slowrec-conns 400 --state-clients 50 --max-clients 30 >"$LT_TMP/limits.out" 2>&1 ||

@@ -32,7 +32,7 @@ lfs_pid=$LT_LFS_PID
 nfs_start "$NFS_EXPORT" --threads 2
 
 rc=0
-timeout 900 python3 "$top_srcdir/tests/tools/nfs_readdir_all.py" --port "$NFS_PORT" \
+lt_timeout 900 python3 "$top_srcdir/tests/tools/nfs_readdir_all.py" --port "$NFS_PORT" \
 	--dir d --count "$LT_READDIR_COUNT" >"$LT_TMP/readdir.out" 2>&1 || rc=$?
 sed 's/^/# /' "$LT_TMP/readdir.out"
 [ "$rc" = 124 ] && lt_fail "READDIR of $LT_READDIR_COUNT entries timed out after 900 s"

@@ -50,15 +50,17 @@ for cmd in nfs-map nfs-get; do
 	lt_check "lacuna $cmd exists (the layouts are compared with it)" has_cmd "$cmd"
 done
 
-# run_checks LABEL ARGS...: one lt_ok/lt_fail per line the script prints
-run_checks() { nfs_run_checks "$1" "$LT_NFS_TIMEOUT" python3 "$RP" "${@:2}"; }
+# run_checks LABEL TIMEOUT ARGS...: one lt_ok/lt_fail per line the script prints
+run_checks() { nfs_run_checks "$1" "$2" python3 "$RP" "${@:3}"; }
+# a guard against hangs only: a layout takes a few seconds, many more on a loaded machine
+LAYOUTS_TIMEOUT=$((LT_NFS_TIMEOUT + 30 * LAYOUTS))
 
 for type in ext4 xfs; do
 	nfs_make_export "$type" "$type"
 	lt_log "== $type: $NFS_BACKING via $NFS_EXPORT"
 	nfs_start "$NFS_EXPORT" --threads 2
-	run_checks "$type edge" edge "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING"
-	run_checks "$type layouts" layouts "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" \
+	run_checks "$type edge" "$LT_NFS_TIMEOUT" edge "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING"
+	run_checks "$type layouts" "$LAYOUTS_TIMEOUT" layouts "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" \
 		--seed "$SEED" --count "$LAYOUTS"
 	nfs_stop
 done

@@ -306,9 +306,9 @@ px_special() {
 	px_chk "mknod fifo" OK "$FSOPS" mknod "$M/fifo" fifo 0 0 0640
 	px_chk "mknod fifo: type through mount" "OK:fifo 0640" "$FSOPS" stat "$M/fifo" type perm
 	px_chk "mknod fifo: type on backing" "OK:fifo 0640" "$FSOPS" stat "$B/fifo" type perm
-	timeout 10 sh -c 'echo through-fifo >"$1"' sh "$M/fifo" &
+	lt_timeout 60 sh -c 'echo through-fifo >"$1"' sh "$M/fifo" &
 	writer=$!
-	got=$(timeout 10 cat "$M/fifo")
+	got=$(lt_timeout 60 cat "$M/fifo")
 	wait "$writer"
 	lt_check_eq "$PX_FS: fifo through the mount carries data" through-fifo "$got"
 	px_chk "mkfifo over an existing name fails EEXIST" EEXIST "$FSOPS" mknod "$M/fifo" fifo

@@ -154,10 +154,10 @@ check_cli() {
 	*) lt_fail "$type: directory: message '$out'" ;;
 	esac
 	mkfifo "$mnt/fifo" || lt_fail "$type: mkfifo through the mount"
-	out=$(timeout 5 "$LACUNA" map "$mnt/fifo" 2>&1)
+	out=$(lt_timeout 60 "$LACUNA" map "$mnt/fifo" 2>&1)
 	rc=$?
 	if [ $rc = 124 ]; then
-		lt_fail "$type: lacuna map of a FIFO hangs (killed after 5 s)"
+		lt_fail "$type: lacuna map of a FIFO hangs (timed out after 60 s)"
 	else
 		lt_check_eq "$type: lacuna map of a FIFO: exit status ($out)" 1 $rc
 	fi
@@ -174,7 +174,7 @@ check_bad() {
 		return
 	fi
 	lt_check "$type: bad-input battery" \
-		timeout 150 "$SC" bad "$f" "$mnt" --plain "$backing/bad-input"
+		lt_timeout 600 "$SC" bad "$f" "$mnt" --plain "$backing/bad-input"
 	lt_check "$type: the daemon is alive after the battery" kill -0 "$LT_LFS_PID"
 	lt_check "$type: still mounted" mountpoint -q "$mnt"
 	lt_check "$type: a file reads back through the mount" cmp "$f" "$backing/bad-input"

@@ -26,7 +26,7 @@ mounts_at() { findmnt -n -o TARGET --mountpoint "$1" | wc -l; }
 lt_mount_lacunafs "$BACK/a" "$MNT"
 first=$LT_LFS_PID
 
-out=$(timeout 60 "$LACUNAFS" -f "$BACK/a" "$MNT" 2>&1)
+out=$(lt_timeout 60 "$LACUNAFS" -f "$BACK/a" "$MNT" 2>&1)
 rc=$?
 [ "$rc" = 124 ] && lt_fail "a second lacunafs on the mountpoint timed out"
 lt_check_eq "a second lacunafs of the same directory exits 2" 2 "$rc"
@@ -36,7 +36,7 @@ lt_check_eq "one mount at the mountpoint" 1 "$(mounts_at "$MNT")"
 lt_check_eq "the first mount still serves" first "$(cat "$MNT/f" 2>&1)"
 lt_check "the first daemon still runs" kill -0 "$first"
 
-out=$(timeout 60 "$LACUNAFS" -f "$BACK/a/" "$MNT/" 2>&1)
+out=$(lt_timeout 60 "$LACUNAFS" -f "$BACK/a/" "$MNT/" 2>&1)
 rc=$?
 [ "$rc" = 124 ] && lt_fail "a second lacunafs on the mountpoint/ timed out"
 lt_check_eq "also with trailing slashes" 2 "$rc"
