@@ -9,13 +9,17 @@
 #   - its data/hole map taken locally (lacuna map, under lacunafs's
 #     range lock) and over NFS (lacuna nfs-map, READ_PLUS from lacunad),
 #     checked against the backing filesystem's own SEEK_DATA/SEEK_HOLE;
-#   - a copy over NFS with plain READ (lacuna nfs-get --read) next to one
-#     with READ_PLUS (lacuna nfs-get): bytes on the wire, time, and the
-#     space the copy takes, each copy compared byte for byte with the file.
-# It draws each file's layout as an SVG picture (scripts/map-svg.py) into
-# results/demo-DATE-TIME/ in the source tree, with the maps in JSON and a
-# summary, and says where. Everything it mounts or starts is undone at
-# the end, on Ctrl-C and on failure. Takes well under a minute.
+#   - copies over NFS with plain READ (lacuna nfs-get --read) next to
+#     copies with READ_PLUS (lacuna nfs-get), three of each: bytes on the
+#     wire (the headline: they do not vary), the median time and
+#     throughput (of the file and on the wire), and the space the copy
+#     takes, the last copy of each kind compared byte for byte with the file.
+# It draws each file's layout as an SVG picture (scripts/map-svg.py) and
+# at the end puts them into results/demo-DATE-TIME/ in the source tree,
+# with the maps in JSON and a summary, and says where; an interrupted
+# demo leaves nothing there. Everything it mounts or starts is undone at
+# the end, on Ctrl-C and on failure. Once built it takes up to about two
+# minutes on a busy 2-core machine (1 min 45 s at a load average of 12).
 #
 # Run as root from a build: top_builddir=BUILD scripts/demo.sh
 # (scripts/quickstart.sh demo does that). LACUNA_DEMO_PORT sets the
@@ -49,6 +53,8 @@ done
 T=$(mktemp -d /tmp/lacuna-demo.XXXXXX)
 chmod 755 "$T"
 RES="$src/results/demo-$(date +%Y%m%d-%H%M%S)"
+STAGE="$T/results" # moved to $RES when the demo is through
+COPIES=3           # copies of each kind: the time shown is their median
 CLEANUP=()
 # shellcheck disable=SC2317 # run from the EXIT trap
 cleanup() {
@@ -57,8 +63,7 @@ cleanup() {
 	for ((_c = ${#CLEANUP[@]} - 1; _c >= 0; _c--)); do
 		eval "${CLEANUP[$_c]}" || true
 	done
-	rm -rf "$T"
-	rmdir "$RES" 2>/dev/null || true # when nothing was written to it
+	rm -rf "$T" "$RES.part"
 	echo "demo: stopped lacunad and lacunafs, unmounted, removed $T"
 }
 trap cleanup EXIT
@@ -138,6 +143,9 @@ rows() {
 }
 data_of() { sed -n 's/^size .*, data \([0-9][0-9]*\) (.*/\1/p' <<<"$1"; }
 
+# median: the middle one of the numbers on stdin, one per line
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
 # nfs-get's report (its last lines): "received: data N (...), holes N
 # (...), on the wire N (...)" and "time S s: ..."
 wire_of() { sed -n 's/^received:.* on the wire \([0-9][0-9]*\) (.*/\1/p' <<<"$1"; }
@@ -149,8 +157,8 @@ rc=0
 # show TYPE NAME DESCRIPTION BACKING MNT PORT: the maps, the copies, the picture
 show() {
 	local type=$1 name=$2 desc=$3 backing=$4 mnt=$5 port=$6
-	local url="nfs://127.0.0.1:$port/$name" base="$RES/$type-$name"
-	local local_txt nfs_txt back_rows n mode out wire time du same
+	local url="nfs://127.0.0.1:$port/$name" base="$STAGE/$type-$name"
+	local local_txt nfs_txt back_rows n mode out wire time du size fewer faster
 	local -A WIRE TIME
 
 	printf '\n--- %s on %s: %s\n' "$name" "$type" "$desc"
@@ -161,6 +169,7 @@ show() {
 	printf '    %s\n' "$(tail -n 1 <<<"$local_txt")"
 	printf '    local  %s\n' "$(grep '^\[' <<<"$local_txt")"
 	printf '    NFS    %s\n' "$(grep '^\[' <<<"$nfs_txt")"
+	grep '^(one column' <<<"$local_txt" | sed 's/^/           /' || true
 
 	# the two segment tables side by side, the first rows of long ones
 	n=$(rows "$local_txt" | wc -l)
@@ -178,54 +187,63 @@ show() {
 		rc=1
 	fi
 
-	# a copy with plain READ, then one with READ_PLUS, both from cached
-	# pages: read the file once through the mount first (lacunad's READ
-	# reads through it; READ_PLUS reads the backing file, cached already)
+	# copies with plain READ, then with READ_PLUS, all from cached pages:
+	# read the file once through the mount first (lacunad's READ reads
+	# through it; READ_PLUS reads the backing file, cached already)
 	cat "$mnt/$name" >/dev/null
-	printf '    %-30s %12s %9s %11s %14s  %s\n' "copy over NFS" "on the wire" time throughput \
-		"copy uses" "same bytes"
+	printf '    %-26s %12s %9s %12s %14s %10s  %s\n' "copy over NFS, $COPIES of each" \
+		"on the wire" "time" "of file/s" "on the wire/s" "copy uses" "same bytes"
+	size=$(stat -c %s "$mnt/$name")
 	for mode in read read_plus; do
-		rm -f "$SINK/$name"
-		if [ $mode = read ]; then
-			out=$("$LACUNA" nfs-get --read "$url" "$SINK/$name")
-		else
-			out=$("$LACUNA" nfs-get "$url" "$SINK/$name")
-		fi
-		wire=$(wire_of "$out")
-		time=$(time_of "$out")
-		if [ -z "$wire" ] || [ -z "$time" ]; then
-			die "cannot read nfs-get's report: $out"
-		fi
-		WIRE[$mode]=$wire
-		TIME[$mode]=$time
-		du=$(du -B1 "$SINK/$name" | cut -f1)
-		same=no
-		cmp -s "$SINK/$name" "$backing/$name" && same=yes
+		local times="" wires="" same=yes
+		for ((n = 0; n < COPIES; n++)); do
+			rm -f "$SINK/$name"
+			if [ $mode = read ]; then
+				out=$("$LACUNA" nfs-get --read "$url" "$SINK/$name")
+			else
+				out=$("$LACUNA" nfs-get "$url" "$SINK/$name")
+			fi
+			wire=$(wire_of "$out")
+			time=$(time_of "$out")
+			if [ -z "$wire" ] || [ -z "$time" ]; then
+				die "cannot read nfs-get's report: $out"
+			fi
+			times+="$time"$'\n'
+			wires+="$wire"$'\n'
+		done
+		# the last copy, byte for byte (reading 1 GiB twice for each copy
+		# would double the demo's time)
+		cmp -s "$SINK/$name" "$backing/$name" || same=no
 		[ $same = yes ] || rc=1
-		printf '    %-30s %12s %8.3fs %9s/s %14s  %s\n' \
-			"$([ $mode = read ] && echo "READ      (nfs-get --read)" || echo "READ_PLUS (nfs-get)")" \
-			"$(human "$wire")" "$time" "$(human "$(awk -v b="$(stat -c %s "$SINK/$name")" -v t="$time" \
-			'BEGIN { printf "%.0f", (t > 0) ? b / t : 0 }')")" "$(human "$du")" "$same"
+		WIRE[$mode]=$(median <<<"$wires")
+		TIME[$mode]=$(median <<<"$times")
+		du=$(du -B1 "$SINK/$name" | cut -f1)
 		rm -f "$SINK/$name"
+		printf '    %-26s %12s %8.3fs %10s/s %12s/s %10s  %s\n' \
+			"$([ $mode = read ] && echo "READ      (nfs-get --read)" || echo "READ_PLUS (nfs-get)")" \
+			"$(human "${WIRE[$mode]}")" "${TIME[$mode]}" \
+			"$(human "$(awk -v b="$size" -v t="${TIME[$mode]}" 'BEGIN { printf "%.0f", (t > 0) ? b / t : 0 }')")" \
+			"$(human "$(awk -v b="${WIRE[$mode]}" -v t="${TIME[$mode]}" 'BEGIN { printf "%.0f", (t > 0) ? b / t : 0 }')")" \
+			"$(human "$du")" "$same"
 	done
-	printf '    => READ_PLUS: %sx fewer bytes on the wire, %sx faster\n' \
-		"$(awk -v a="${WIRE[read]}" -v b="${WIRE[read_plus]}" 'BEGIN { printf "%.0f", a / b }')" \
-		"$(awk -v a="${TIME[read]}" -v b="${TIME[read_plus]}" 'BEGIN { printf "%.1f", a / b }')"
+	fewer=$(awk -v a="${WIRE[read]}" -v b="${WIRE[read_plus]}" 'BEGIN { printf "%.0f", a / b }')
+	faster=$(awk -v a="${TIME[read]}" -v b="${TIME[read_plus]}" 'BEGIN { printf "%.1f", (b > 0) ? a / b : 0 }')
+	printf '    => READ_PLUS: %sx fewer bytes on the wire (%s instead of %s);\n' "$fewer" \
+		"$(human "${WIRE[read_plus]}")" "$(human "${WIRE[read]}")"
+	printf '       and the median copy was %sx faster (%d copies each; times vary from run to run)\n' \
+		"$faster" "$COPIES"
 	SUMMARY+=("$(printf '%-5s %-9s %10s %10s  %10s %7.3fs  %10s %7.3fs  %6s %7s' "$type" "$name" \
-		"$(human "$(stat -c %s "$mnt/$name")")" "$(human "$(data_of "$local_txt")")" \
+		"$(human "$size")" "$(human "$(data_of "$local_txt")")" \
 		"$(human "${WIRE[read]}")" "${TIME[read]}" "$(human "${WIRE[read_plus]}")" \
-		"${TIME[read_plus]}" "$(awk -v a="${WIRE[read]}" -v b="${WIRE[read_plus]}" \
-		'BEGIN { printf "%.0fx", a / b }')" "$(awk -v a="${TIME[read]}" -v b="${TIME[read_plus]}" \
-		'BEGIN { printf "%.1fx", a / b }')")")
+		"${TIME[read_plus]}" "${fewer}x" "${faster}x")")
 
 	python3 "$MAPSVG" -o "$base.svg" --title "$name on $type through lacunafs: $desc" \
 		--map "local: lacuna map through the lacunafs mount" "$base.local.json" \
 		--map "over NFS: lacuna nfs-map from lacunad" "$base.nfs.json" 2>"$T/svg.err" ||
 		die "map-svg.py failed: $(cat "$T/svg.err")"
-	printf '    picture: %s\n' "$base.svg"
 }
 
-mkdir -p "$RES"
+mkdir -p "$STAGE"
 SINK="$T/copies"
 mkdir -p "$SINK"
 mount -t tmpfs -o size=1200m,mode=755 lacuna-demo-copies "$SINK"
@@ -233,8 +251,9 @@ CLEANUP+=("umount '$SINK'")
 
 echo "Lacuna demo: lacunafs over XFS and ext4, exported by lacunad (NFSv4.2)."
 echo "For each file: its layout ('#' data, '.' hole) and segment table taken locally"
-echo "and over NFS, then a copy over NFS with READ and one with READ_PLUS. The copies"
-echo "go to a tmpfs at $SINK, a stand-in for the client's disk."
+echo "and over NFS, then $COPIES copies over NFS with READ and $COPIES with READ_PLUS (the"
+echo "time shown is their median). The copies go to a tmpfs at $SINK,"
+echo "a stand-in for the client's disk."
 for type in xfs ext4; do
 	img="$T/$type.img"
 	backing="$T/$type"
@@ -297,11 +316,16 @@ done
 
 {
 	printf '%-5s %-9s %10s %10s  %19s  %19s  %6s %7s\n' "" "" "" "" "------- READ ------" \
-		"---- READ_PLUS ----" "fewer" ""
+		"---- READ_PLUS ----" "fewer" "faster"
 	printf '%-5s %-9s %10s %10s  %10s %8s  %10s %8s  %6s %7s\n' fs file size data wire time \
-		wire time bytes faster
+		wire time bytes time
 	printf '%s\n' "${SUMMARY[@]}"
-} >"$RES/summary.txt"
+	printf '(times: the median of %d copies each)\n' "$COPIES"
+} >"$STAGE/summary.txt"
+# complete or not at all: copied beside, then renamed
+mkdir -p "$src/results"
+cp -r "$STAGE" "$RES.part"
+mv "$RES.part" "$RES"
 echo
 echo "=== Summary: bytes on the wire and time to copy each file over NFS"
 sed 's/^/    /' "$RES/summary.txt"

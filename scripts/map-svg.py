@@ -140,6 +140,11 @@ def draw(maps, title):
         line = "%d segments: data %s (%.2f%%), holes %s" % (nseg, human(data), pct, human(holes))
         if "allocated_bytes" in m:
             line += ", allocated %s" % human(m["allocated_bytes"])
+        narrow = sum(1 for sg in m["segments"]
+                     if sg["kind"] == "data" and 0 < BAR_W * sg["length"] / size < 1)
+        if narrow:
+            line += "; %d data segment%s narrower than a pixel, widened to one" % (
+                narrow, "" if narrow == 1 else "s")
         out.append('<text x="%d" y="%d" font-size="12" fill="%s">%s</text>'
                    % (BAR_X, y + 15, MUTED, html.escape(line)))
         y += 30
@@ -164,8 +169,8 @@ def draw(maps, title):
     out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s" stroke="%s" '
                'stroke-width="0.5"/><text x="%d" y="%d" font-size="12" fill="%s">hole</text>'
                % (BAR_X + 70, y, HOLE, MUTED, BAR_X + 87, y + 10, TEXT))
-    out.append('<text x="%d" y="%d" font-size="11" fill="%s">file offset; data narrower '
-               'than a pixel is drawn a pixel wide; %s per pixel</text>'
+    out.append('<text x="%d" y="%d" font-size="11" fill="%s">file offset, %s per pixel; '
+               'data narrower than a pixel is widened to one (said under its bar)</text>'
                % (BAR_X + 150, y + 10, MUTED, human(size // BAR_W or 1)))
     y += 12 + MARGIN
     return ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '

@@ -216,8 +216,10 @@ void lmap_free(struct lmap *m)
 
 static void print_picture(const struct lmap *m, uint64_t from, uint64_t to, int width)
 {
+	double per_col = (double)(to - from) / width;
+	size_t i = 0, narrow = 0;
+	char h[32];
 	int col;
-	size_t i = 0;
 
 	putchar('[');
 	for (col = 0; col < width; col++) {
@@ -239,6 +241,13 @@ static void print_picture(const struct lmap *m, uint64_t from, uint64_t to, int 
 		putchar(ch);
 	}
 	puts("]");
+	for (i = 0; i < m->n; i++)
+		narrow += m->seg[i].kind == LACUNA_SEG_DATA && (double)m->seg[i].length < per_col;
+	if (narrow) {
+		lmap_human((uint64_t)per_col, h, sizeof(h));
+		printf("(one column is %s: %zu data segment%s narrower than that, widened to one '#')\n",
+		       h, narrow, narrow == 1 ? "" : "s");
+	}
 }
 
 void lmap_json_string(FILE *out, const char *s)
