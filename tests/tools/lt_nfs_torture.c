@@ -125,8 +125,16 @@ struct lt_state lt = {
 
 void lt_die(const char *fmt, ...)
 {
+	/*
+	 * Readers and writers die together when the server goes away, and
+	 * exit() must not run twice at once (its stdio and atexit cleanup
+	 * would free the same memory twice): the first one in exits, the
+	 * others wait here for the process to end.
+	 */
+	static pthread_mutex_t die_lock = PTHREAD_MUTEX_INITIALIZER;
 	va_list ap;
 
+	pthread_mutex_lock(&die_lock);
 	fprintf(stderr, "lt_nfs_torture: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
