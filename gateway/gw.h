@@ -150,6 +150,8 @@ struct gw_stats {
 	atomic_ullong conn_stalls, client_stalls;
 	/* EXCHANGE_ID, SETCLIENTID, CREATE_SESSION refused by gw_state_admit() */
 	atomic_ullong state_refused;
+	/* OPEN, LOCK refused by gw_state_room() */
+	atomic_ullong state_opens_refused, state_locks_refused;
 	/* lacunafs exports served without atomic sparse reads now (a gauge) */
 	atomic_ullong exports_not_atomic;
 	atomic_ullong bytes_in, bytes_out;
@@ -224,6 +226,14 @@ int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc);
  */
 struct nfs4_compound;
 uint32_t gw_state_admit(struct nfs4_compound *c, bool session);
+/*
+ * May @clp make one more open stateid, lock-owner or byte-range lock?
+ * NFS4_OK, or the status to answer. State lock held.
+ */
+enum gw_state_kind { GW_STATE_OPEN, GW_STATE_LOCK_OWNER, GW_STATE_LOCK };
+struct nfs4_client;
+uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
+		       enum gw_state_kind kind);
 
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 

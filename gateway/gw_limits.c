@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "gw_limits.h"
 #include "gw_parse.h"
@@ -42,6 +43,16 @@ static const struct {
 	  offsetof(struct gw_limits, client_requests) },
 	{ "max_clients", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_clients) },
 	{ "max_sessions", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_sessions) },
+	{ "max_opens", GW_LIM_AUTO_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_opens) },
+	{ "max_opens_per_client", GW_LIM_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_opens_client) },
+	{ "max_lock_owners", GW_LIM_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_lock_owners) },
+	{ "max_lock_owners_per_client", GW_LIM_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_lock_owners_client) },
+	{ "max_locks", GW_LIM_COUNT, 1, GW_STATE_LOCKS_MAX, offsetof(struct gw_limits, max_locks) },
+	{ "max_locks_per_client", GW_LIM_COUNT, 1, GW_STATE_LOCKS_MAX,
+	  offsetof(struct gw_limits, max_locks_client) },
 };
 #define GW_NLIMITS (sizeof(gw_limit_table) / sizeof(gw_limit_table[0]))
 
@@ -59,6 +70,12 @@ void gw_limits_default(struct gw_limits *l)
 		.client_requests = GW_CLIENT_REQUESTS_DEFAULT,
 		.max_clients = GW_CLIENTS_DEFAULT,
 		.max_sessions = GW_SESSIONS_DEFAULT,
+		.max_opens = 0,
+		.max_opens_client = GW_OPENS_CLIENT_DEFAULT,
+		.max_lock_owners = GW_LOCK_OWNERS_DEFAULT,
+		.max_lock_owners_client = GW_LOCK_OWNERS_CLIENT_DEFAULT,
+		.max_locks = GW_LOCKS_DEFAULT,
+		.max_locks_client = GW_LOCKS_CLIENT_DEFAULT,
 	};
 }
 
@@ -124,4 +141,28 @@ unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile)
 	if (n > GW_CONNS_MAX)
 		n = GW_CONNS_MAX;
 	return (unsigned int)n;
+}
+
+unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile)
+{
+	uint64_t used = GW_FD_RESERVE + (uint64_t)gw_limits_max_conns(l, nofile);
+	uint64_t n;
+
+	if (l->max_opens)
+		return l->max_opens;
+	n = nofile > used ? (nofile - used) / GW_OPEN_FDS : 0;
+	if (n < GW_OPENS_MIN)
+		n = GW_OPENS_MIN;
+	if (n > GW_STATE_MAX)
+		n = GW_STATE_MAX;
+	return (unsigned int)n;
+}
+
+uint64_t gw_limits_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 1024;
+	return rl.rlim_cur == RLIM_INFINITY ? GW_CONNS_MAX : rl.rlim_cur;
 }

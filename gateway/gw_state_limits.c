@@ -17,7 +17,18 @@
  * operations, rare next to I/O, can afford. Clients that never confirm
  * (EXCHANGE_ID with no CREATE_SESSION) are not counted: they go at the
  * end of their lease. Each refusal is counted in the statistics
- * (state_refused). Opens and locks per client are not bounded here.
+ * (state_refused).
+ *
+ * Opens, lock-owners and byte-range locks are bounded per client and in
+ * all (gw_state_room(), checked by OPEN and LOCK before they make one):
+ * counters kept by nfs4_state.c and nfs4_stateid.c, since OPEN and LOCK
+ * are frequent. Past a bound the op is NFS4ERR_RESOURCE in 4.0 and
+ * NFS4ERR_DELAY in 4.1+ (RFC 8881's XDR: "NFS4ERR_RESOURCE is not a
+ * valid error in NFSv4.1"; DELAY is among OPEN's and LOCK's errors), so
+ * a client that holds too much is refused while the others go on
+ * (state_opens_refused, state_locks_refused). The total of opens,
+ * max_opens = auto, follows RLIMIT_NOFILE: each open can hold an fd per
+ * access mode, and the fds must last for the connections too.
  */
 #include <stdbool.h>
 #include <time.h>
@@ -40,17 +51,22 @@ static bool gw_state_addr_listed(const struct nfs4_compound *c)
 	return false;
 }
 
-static uint32_t gw_state_refuse(const struct nfs4_compound *c, uint32_t status, const char *why)
-{
-	static _Atomic long logged;
-	long now = (long)time(NULL);
-	char a[64];
+/* Each kind of refusal is logged at most once a minute */
+enum { GW_STATE_LOG_CLIENT, GW_STATE_LOG_OPEN, GW_STATE_LOG_LOCK, GW_STATE_LOG_N };
 
-	gw_stat_add(&c->srv->stats.state_refused, 1);
-	if (now - atomic_load(&logged) >= GW_STATE_LOG_SEC) {
-		atomic_store(&logged, now);
-		log_warn("nfs4: no new state for %s: %s (logged once a minute)",
-			 gw_addr_str(&c->conn->peer, a, sizeof(a)), why);
+static uint32_t gw_state_refuse(const struct nfs4_compound *c, uint32_t status, const char *why,
+				atomic_ullong *counter, int kind)
+{
+	static _Atomic long logged[GW_STATE_LOG_N];
+	long now = (long)time(NULL);
+	char a[64] = "?";
+
+	gw_stat_add(counter, 1);
+	if (now - atomic_load(&logged[kind]) >= GW_STATE_LOG_SEC) {
+		atomic_store(&logged[kind], now);
+		if (c->conn)
+			gw_addr_str(&c->conn->peer, a, sizeof(a));
+		log_warn("nfs4: no new state for %s: %s (logged once a minute)", a, why);
 	}
 	return status;
 }
@@ -64,13 +80,56 @@ uint32_t gw_state_admit(struct nfs4_compound *c, bool session)
 		return NFS4_OK; /* no configuration to check against (unit tests) */
 	lim = &c->srv->cfg->limits;
 	if (!gw_state_addr_listed(c))
-		return gw_state_refuse(c, NFS4ERR_PERM,
-				       "its address is in no export's client list");
+		return gw_state_refuse(c, NFS4ERR_PERM, "its address is in no export's client list",
+				       &c->srv->stats.state_refused, GW_STATE_LOG_CLIENT);
 	nfs4_state_get_stats(c->srv, &ss);
 	if (session && ss.sessions >= lim->max_sessions)
-		return gw_state_refuse(c, NFS4ERR_DELAY, "max_sessions reached");
+		return gw_state_refuse(c, NFS4ERR_DELAY, "max_sessions reached",
+				       &c->srv->stats.state_refused, GW_STATE_LOG_CLIENT);
 	if (!session && ss.clients >= lim->max_clients)
 		return gw_state_refuse(c, c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE,
-				       "max_clients reached");
+				       "max_clients reached", &c->srv->stats.state_refused,
+				       GW_STATE_LOG_CLIENT);
+	return NFS4_OK;
+}
+
+uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
+		       enum gw_state_kind kind)
+{
+	const struct nfs4_state *st = c->srv->state;
+	const struct gw_limits *lim;
+	uint32_t full = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+	atomic_ullong *opens = &c->srv->stats.state_opens_refused;
+	atomic_ullong *locks = &c->srv->stats.state_locks_refused;
+
+	if (!c->srv->cfg)
+		return NFS4_OK; /* unit tests */
+	lim = &c->srv->cfg->limits;
+	switch (kind) {
+	case GW_STATE_OPEN:
+		if (clp->nopens >= lim->max_opens_client)
+			return gw_state_refuse(c, full, "max_opens_per_client reached", opens,
+					       GW_STATE_LOG_OPEN);
+		if (st->nopens >= gw_limits_max_opens(lim, gw_limits_nofile()))
+			return gw_state_refuse(c, full, "max_opens reached", opens,
+					       GW_STATE_LOG_OPEN);
+		break;
+	case GW_STATE_LOCK_OWNER:
+		if (clp->nlock_owners >= lim->max_lock_owners_client)
+			return gw_state_refuse(c, full, "max_lock_owners_per_client reached",
+					       locks, GW_STATE_LOG_LOCK);
+		if (st->nlock_owners >= lim->max_lock_owners)
+			return gw_state_refuse(c, full, "max_lock_owners reached", locks,
+					       GW_STATE_LOG_LOCK);
+		break;
+	case GW_STATE_LOCK:
+		if (clp->nlocks >= lim->max_locks_client)
+			return gw_state_refuse(c, full, "max_locks_per_client reached", locks,
+					       GW_STATE_LOG_LOCK);
+		if (st->nlocks >= lim->max_locks)
+			return gw_state_refuse(c, full, "max_locks reached", locks,
+					       GW_STATE_LOG_LOCK);
+		break;
+	}
 	return NFS4_OK;
 }

@@ -387,8 +387,8 @@ struct nfs4_owner *nfs4_owner_find(struct nfs4_client *clp, bool is_lock, const 
 	return NULL;
 }
 
-struct nfs4_owner *nfs4_owner_new(struct nfs4_client *clp, bool is_lock, const uint8_t *data,
-				  uint32_t len)
+struct nfs4_owner *nfs4_owner_new(struct nfs4_state *st, struct nfs4_client *clp, bool is_lock,
+				  const uint8_t *data, uint32_t len)
 {
 	struct nfs4_owner *oo = calloc(1, sizeof(*oo));
 
@@ -407,6 +407,10 @@ struct nfs4_owner *nfs4_owner_new(struct nfs4_client *clp, bool is_lock, const u
 	oo->confirmed = clp->minor >= 1;
 	oo->next = clp->owners;
 	clp->owners = oo;
+	if (is_lock) {
+		clp->nlock_owners++;
+		st->nlock_owners++;
+	}
 	return oo;
 }
 
@@ -452,6 +456,10 @@ void nfs4_owner_release(struct nfs4_state *st, struct nfs4_owner *oo)
 			*pp = oo->next;
 			break;
 		}
+	if (oo->is_lock) {
+		oo->clp->nlock_owners--;
+		st->nlock_owners--;
+	}
 	if (oo->refs == 0)
 		owner_free(oo);
 }

@@ -191,6 +191,8 @@ int nfs4_lset_lock(struct nfs4_lset *s, const void *owner, uint32_t type, uint64
 		   uint64_t end);
 /* Unlock [start, end] of @owner (a range split in two may need room: 0 or -ENOMEM) */
 int nfs4_lset_unlock(struct nfs4_lset *s, const void *owner, uint64_t start, uint64_t end);
+/* Would unlocking [start, end] of @owner split one of its ranges in two (one more range)? */
+bool nfs4_lset_splits(const struct nfs4_lset *s, const void *owner, uint64_t start, uint64_t end);
 /* Does @owner hold any lock? */
 bool nfs4_lset_held(const struct nfs4_lset *s, const void *owner);
 /* Drop every lock of @owner; returns how many ranges went */
@@ -266,6 +268,8 @@ struct nfs4_client {
 	struct nfs4_session *sessions;
 	unsigned int nsessions;
 	struct nfs4_owner *owners;
+	/* state held, against the limits of gw_state_limits.c */
+	unsigned int nopens, nlock_owners, nlocks;
 };
 
 /* The cached result of a 4.0 owner's last seqid op */
@@ -346,6 +350,8 @@ struct nfs4_state {
 	uint8_t *fd_pending;
 	size_t fd_cap;
 	struct nfs4_recov *recov; /* stable client records and grace; NULL: none */
+	/* open stateids, lock-owners, byte-range locks of all clients */
+	unsigned int nopens, nlock_owners, nlocks;
 };
 
 /* Take / drop the state lock; dropping it closes the fds queued meanwhile. */
@@ -389,8 +395,8 @@ void nfs4_session_bind_conn(struct nfs4_session *ses, uint64_t conn_id);
 /* ---- owners (state lock held) */
 struct nfs4_owner *nfs4_owner_find(struct nfs4_client *clp, bool is_lock, const uint8_t *data,
 				   uint32_t len);
-struct nfs4_owner *nfs4_owner_new(struct nfs4_client *clp, bool is_lock, const uint8_t *data,
-				  uint32_t len);
+struct nfs4_owner *nfs4_owner_new(struct nfs4_state *st, struct nfs4_client *clp, bool is_lock,
+				  const uint8_t *data, uint32_t len);
 void nfs4_owner_get(struct nfs4_owner *oo);
 void nfs4_owner_put(struct nfs4_state *st, struct nfs4_owner *oo);
 /* Release an owner and all its stateids */
@@ -426,6 +432,8 @@ struct nfs4_stid *nfs4_stid_hash_find(struct nfs4_state *st, const uint8_t *othe
 void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s);
 /* Turn an open stateid into a 4.0 closed one kept for replays */
 void nfs4_stid_close(struct nfs4_state *st, struct nfs4_stid *s);
+/* The byte-range locks of lock stateid @s changed from @before ranges of its file to now */
+void nfs4_stid_count_locks(struct nfs4_state *st, struct nfs4_stid *s, size_t before);
 
 #define NFS4_FIND_OPEN 0x1
 #define NFS4_FIND_LOCK 0x2

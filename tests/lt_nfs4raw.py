@@ -423,3 +423,13 @@ def setclientid(verf, name):
 
 def setclientid_confirm(clientid, verf):
     return ("SETCLIENTID_CONFIRM", u64(clientid) + verf)
+
+
+def lock_exist(type_, offset, length, lock_sid, lock_seqid, reclaim=False):
+    """LOCK by a lock-owner that has a lock stateid on the file (exist_lock_owner4)"""
+    return ("LOCK", u32(type_) + u32(reclaim) + u64(offset) + u64(length) + u32(0) +
+            lock_sid + u32(lock_seqid))
+
+
+def locku(type_, seqid, lock_sid, offset, length):
+    return ("LOCKU", u32(type_) + u32(seqid) + lock_sid + u64(offset) + u64(length))

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# lacunad's bounds on the NFSv4 state one client or all can hold
+# (lacunad.conf(5), LIMITS), with raw RPCs (tests/lt_state_limits.py),
+# for NFSv4.0 and 4.1, each on a server of its own:
+#  - opens, lock-owners and byte-range locks per client and opens in all:
+#    past a bound OPEN, LOCK and LOCKU are RESOURCE (4.0) or DELAY (4.1)
+#    for that client while another still opens and locks, CLOSE and LOCKU
+#    give the budget back; the refusals are counted in the stats file
+. "$top_srcdir/tests/lib.sh"
+lt_init
+. "$top_srcdir/tests/lib_nfs.sh"
+[ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's own limits"
+nfs_require_server
+lt_require_cmd python3
+export PYTHONPATH="$top_srcdir/tests"
+
+export_dir="$LT_TMP/export"
+mkdir -p "$export_dir" || lt_hard "mkdir $export_dir"
+conf="$LT_TMP/lacunad.conf"
+cat >"$conf" <<CONF
+stats_file = $LT_TMP/stats
+max_opens_per_client = 4
+max_opens = 6
+max_lock_owners_per_client = 2
+max_locks_per_client = 3
+$export_dir 127.0.0.0/8(rw,no_root_squash,fsid=root)
+CONF
+
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$LT_TMP/stats" 2>/dev/null; }
+# stat_at_least KEY N: the stats file (written once a second) counts N or more
+stat_at_least() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(stat_of "$1")" -ge "$2" ] 2>/dev/null && return 0
+		sleep 0.2
+	done
+	echo "# $1 is $(stat_of "$1"), not $2 or more after 20 s (timed out)"
+	return 1
+}
+
+for minor in 0 1; do
+	rm -f "$LT_TMP/stats"
+	nfs_start --config "$conf"
+	nfs_run_checks "4.$minor: opens, lock-owners, locks" 120 \
+		python3 "$top_srcdir/tests/lt_state_limits.py" opens "$NFS_PORT" "$minor"
+	lt_check "4.$minor: stats: OPENs refused counted" stat_at_least state_opens_refused 2
+	lt_check "4.$minor: stats: LOCKs and LOCKUs refused counted" \
+		stat_at_least state_locks_refused 4
+	lt_check "4.$minor: a warning in the log" grep -q "max_opens_per_client reached" "$NFS_LOG"
+	nfs_stop
+done
+lt_done
