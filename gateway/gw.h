@@ -152,6 +152,8 @@ struct gw_stats {
 	atomic_ullong state_refused;
 	/* OPEN, LOCK refused by gw_state_room() */
 	atomic_ullong state_opens_refused, state_locks_refused;
+	/* unconfirmed clients forgotten to make room for new ones */
+	atomic_ullong state_unconfirmed_evicted;
 	/* lacunafs exports served without atomic sparse reads now (a gauge) */
 	atomic_ullong exports_not_atomic;
 	atomic_ullong bytes_in, bytes_out;
@@ -232,6 +234,11 @@ uint32_t gw_state_admit(struct nfs4_compound *c, bool session);
  */
 enum gw_state_kind { GW_STATE_OPEN, GW_STATE_LOCK_OWNER, GW_STATE_LOCK };
 struct nfs4_client;
+/*
+ * A client record is about to be made, unconfirmed: forget the oldest
+ * unconfirmed ones past max_unconfirmed_clients. State lock held.
+ */
+void gw_state_unconfirmed_room(struct nfs4_compound *c);
 uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
 		       enum gw_state_kind kind);
 

@@ -39,6 +39,7 @@
 #define GW_CLIENT_REQUESTS_DEFAULT 128
 #define GW_CLIENT_REQUESTS_MAX 65536
 #define GW_CLIENTS_DEFAULT 1024
+#define GW_UNCONFIRMED_DEFAULT 256
 #define GW_SESSIONS_DEFAULT 1024 /* each up to 64 slots x 8 KiB of cached replies */
 #define GW_STATE_MAX 1000000
 /* max_opens = auto: the fds left after the reserve and max_connections, by the most an open holds */
@@ -62,6 +63,7 @@ struct gw_limits {
 	unsigned int client_records;   /* large records being received per address */
 	unsigned int client_requests;  /* requests out (reply not sent) per address */
 	unsigned int max_clients;      /* NFSv4 confirmed clients */
+	unsigned int max_unconfirmed;  /* NFSv4 client records not confirmed yet */
 	unsigned int max_sessions;     /* NFSv4.1+ sessions in all */
 	unsigned int max_opens;	       /* open stateids in all; 0: auto, from RLIMIT_NOFILE */
 	unsigned int max_opens_client; /* open stateids per client */
@@ -82,7 +84,7 @@ void gw_limits_default(struct gw_limits *l);
 int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
 
 /* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 17
+#define GW_LIMITS_N 18
 int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */

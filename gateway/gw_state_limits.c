@@ -14,10 +14,16 @@
  *    of cached replies: past it CREATE_SESSION is NFS4ERR_DELAY.
  *
  * Counting walks the state (nfs4_state_get_stats()), which these
- * operations, rare next to I/O, can afford. Clients that never confirm
- * (EXCHANGE_ID with no CREATE_SESSION) are not counted: they go at the
- * end of their lease. Each refusal is counted in the statistics
- * (state_refused).
+ * operations, rare next to I/O, can afford. Each refusal is counted in
+ * the statistics (state_refused).
+ *
+ * Clients that never confirm (SETCLIENTID with no SETCLIENTID_CONFIRM,
+ * EXCHANGE_ID with no CREATE_SESSION) are not counted against
+ * max_clients, so they cannot keep real clients out; they have a bound
+ * of their own, max_unconfirmed_clients, past which the oldest is
+ * forgotten to make room for the new one (gw_state_unconfirmed_room();
+ * state_unconfirmed_evicted). A client confirms right after it is made,
+ * so only clients that never come back lose their record.
  *
  * Opens, lock-owners and byte-range locks are bounded per client and in
  * all (gw_state_room(), checked by OPEN and LOCK before they make one):
@@ -52,7 +58,13 @@ static bool gw_state_addr_listed(const struct nfs4_compound *c)
 }
 
 /* Each kind of refusal is logged at most once a minute */
-enum { GW_STATE_LOG_CLIENT, GW_STATE_LOG_OPEN, GW_STATE_LOG_LOCK, GW_STATE_LOG_N };
+enum {
+	GW_STATE_LOG_CLIENT,
+	GW_STATE_LOG_UNCONFIRMED,
+	GW_STATE_LOG_OPEN,
+	GW_STATE_LOG_LOCK,
+	GW_STATE_LOG_N
+};
 
 static uint32_t gw_state_refuse(const struct nfs4_compound *c, uint32_t status, const char *why,
 				atomic_ullong *counter, int kind)
@@ -91,6 +103,34 @@ uint32_t gw_state_admit(struct nfs4_compound *c, bool session)
 				       "max_clients reached", &c->srv->stats.state_refused,
 				       GW_STATE_LOG_CLIENT);
 	return NFS4_OK;
+}
+
+void gw_state_unconfirmed_room(struct nfs4_compound *c)
+{
+	struct nfs4_state *st = c->srv->state;
+	struct nfs4_client *clp, *oldest;
+	unsigned int n;
+
+	if (!c->srv->cfg)
+		return;
+	for (;;) {
+		/* clients are listed newest first: the last one seen is the oldest */
+		n = 0;
+		oldest = NULL;
+		for (clp = st->clients; clp; clp = clp->next) {
+			if (clp->confirmed || clp->expired)
+				continue;
+			n++;
+			if (!clp->busy)
+				oldest = clp;
+		}
+		if (n < c->srv->cfg->limits.max_unconfirmed || !oldest)
+			return;
+		nfs4_client_expire(st, oldest, true);
+		gw_state_refuse(c, NFS4_OK,
+				"max_unconfirmed_clients reached: the oldest unconfirmed one is forgotten",
+				&c->srv->stats.state_unconfirmed_evicted, GW_STATE_LOG_UNCONFIRMED);
+	}
 }
 
 uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,

@@ -130,6 +130,7 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 		nfs4_state_unlock(st);
 		goto out;
 	}
+	gw_state_unconfirmed_room(c);
 	clp = nfs4_client_new(st, a->id, a->id_len, 0);
 	if (!clp) {
 		nfs4_state_unlock(st);

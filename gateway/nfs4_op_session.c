@@ -193,6 +193,7 @@ uint32_t nfs4_run_exchange_id(struct nfs4_compound *c, void *args)
 	if (unconf && !unconf->busy)
 		nfs4_client_expire(st, unconf, true);
 out_new:
+	gw_state_unconfirmed_room(c);
 	clp = nfs4_client_new(st, a->owner, a->owner_len, c->minor);
 	if (!clp) {
 		status = NFS4ERR_SERVERFAULT;

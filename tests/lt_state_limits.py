@@ -12,14 +12,23 @@
 #                      4.0 and DELAY in 4.1+, while client B still opens
 #                      and locks; CLOSE and LOCKU give the budget back; B
 #                      is refused once all clients hold max_opens
+#   unconfirmed PORT MINOR
+#                      with max_unconfirmed_clients 3 and max_clients 6
+#                      (2 confirmed clients made by "opens" before): of 8
+#                      clients made and never confirmed, the 3 newest can
+#                      still confirm and the older ones are gone
+#                      (STALE_CLIENTID); then a sixth client is made and
+#                      confirmed at once, and the next one is past
+#                      max_clients
 #
 # Each check prints "ok - ..." or "not ok - ..."; the exit status is the
 # number of failed checks (capped at 100).
 import sys
 
 from lt_grace import StateClient, check
-from lt_nfs4raw import (CLAIM_NULL, ERR, OP, WRITE_LT, close, lock_exist, lock_new, locku,
-                        noargs, opaque, putfh)
+from lt_nfs4raw import (AUTH_NONE, CLAIM_NULL, ERR, OP, WRITE_LT, Client, close, lock_exist,
+                        lock_new, locku, noargs, opaque, putfh, setclientid,
+                        setclientid_confirm, u32, u64)
 
 
 class Holder(StateClient):
@@ -111,9 +120,57 @@ def phase_opens(port, minor):
     b.c.close()
 
 
+def make_client(c, minor, name):
+    """EXCHANGE_ID or SETCLIENTID: (status, what confirming it takes)"""
+    if minor:
+        st, r = c.call(minor, [("EXCHANGE_ID", b"lt-verf1" + opaque(name) + u32(1) + u32(0) +
+                                u32(0))])
+        return st, (r[0][2]["clientid"], r[0][2]["seq"]) if st == 0 else None
+    st, r = c.call(0, [setclientid(b"lt-verf1", name)])
+    return st, (r[0][2]["clientid"], r[0][2]["verf"]) if st == 0 else None
+
+
+def confirm_client(c, minor, how):
+    """CREATE_SESSION or SETCLIENTID_CONFIRM: its status"""
+    if minor:
+        chan = u32(0) + u32(65536) + u32(65536) + u32(4096) + u32(8) + u32(4) + u32(0)
+        st, _ = c.call(minor, [("CREATE_SESSION", u64(how[0]) + u32(how[1]) + u32(0) + chan +
+                                chan + u32(0x40000000) + u32(1) + u32(AUTH_NONE))])
+        return st
+    st, _ = c.call(0, [setclientid_confirm(how[0], how[1])])
+    return st
+
+
+def phase_unconfirmed(port, minor):
+    full = ERR["DELAY"] if minor else ERR["RESOURCE"]
+    tag = "4.%d: " % minor
+    c = Client(port)
+    made = []
+    for i in range(8):
+        st, how = make_client(c, minor, b"unconfirmed-%d-%d" % (minor, i))
+        check(tag + "unconfirmed client %d made" % i, 0, st)
+        made.append(how)
+    for i in range(8):
+        if made[i] is None:
+            continue
+        want = 0 if i >= 5 else ERR["STALE_CLIENTID"]
+        check(tag + "unconfirmed client %d %s" % (i, "confirms" if not want else
+                                                  "was forgotten (3 newest kept)"),
+              want, confirm_client(c, minor, made[i]))
+    st, how = make_client(c, minor, b"late-%d" % minor)
+    if st == 0:
+        st = confirm_client(c, minor, how)
+    check(tag + "a sixth confirmed client", 0, st)
+    st, _ = make_client(c, minor, b"one-too-many-%d" % minor)
+    check(tag + "a seventh client: max_clients", full, st)
+    c.close()
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "opens":
         phase_opens(int(argv[2]), int(argv[3]))
+    elif len(argv) == 4 and argv[1] == "unconfirmed":
+        phase_unconfirmed(int(argv[2]), int(argv[3]))
     else:
         sys.stderr.write("usage: see the header of lt_state_limits.py\n")
         return 2

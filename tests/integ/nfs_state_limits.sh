@@ -8,6 +8,9 @@
 #    past a bound OPEN, LOCK and LOCKU are RESOURCE (4.0) or DELAY (4.1)
 #    for that client while another still opens and locks, CLOSE and LOCKU
 #    give the budget back; the refusals are counted in the stats file
+#  - unconfirmed clients (SETCLIENTID, EXCHANGE_ID never confirmed) do
+#    not count against max_clients and have a bound of their own: the
+#    oldest are forgotten (state_unconfirmed_evicted)
 . "$top_srcdir/tests/lib.sh"
 lt_init
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -25,6 +28,8 @@ max_opens_per_client = 4
 max_opens = 6
 max_lock_owners_per_client = 2
 max_locks_per_client = 3
+max_clients = 6
+max_unconfirmed_clients = 3
 $export_dir 127.0.0.0/8(rw,no_root_squash,fsid=root)
 CONF
 
@@ -49,6 +54,10 @@ for minor in 0 1; do
 	lt_check "4.$minor: stats: LOCKs and LOCKUs refused counted" \
 		stat_at_least state_locks_refused 4
 	lt_check "4.$minor: a warning in the log" grep -q "max_opens_per_client reached" "$NFS_LOG"
+	nfs_run_checks "4.$minor: unconfirmed clients" 120 \
+		python3 "$top_srcdir/tests/lt_state_limits.py" unconfirmed "$NFS_PORT" "$minor"
+	lt_check "4.$minor: stats: unconfirmed clients forgotten counted" \
+		stat_at_least state_unconfirmed_evicted 5
 	nfs_stop
 done
 lt_done
