@@ -154,6 +154,8 @@ struct gw_stats {
 	atomic_ullong state_opens_refused, state_locks_refused;
 	/* unconfirmed clients forgotten to make room for new ones */
 	atomic_ullong state_unconfirmed_evicted;
+	/* sessions granted fewer slots than asked (or none) for max_reply_cache */
+	atomic_ullong reply_cache_short;
 	/* lacunafs exports served without atomic sparse reads now (a gauge) */
 	atomic_ullong exports_not_atomic;
 	atomic_ullong bytes_in, bytes_out;

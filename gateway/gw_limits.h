@@ -41,6 +41,9 @@
 #define GW_CLIENTS_DEFAULT 1024
 #define GW_UNCONFIRMED_DEFAULT 256
 #define GW_SESSIONS_DEFAULT 1024 /* each up to 64 slots x 8 KiB of cached replies */
+#define GW_REPLY_CACHE_DEFAULT (64u * 1024 * 1024)
+#define GW_REPLY_CACHE_MIN (64u * 1024)
+#define GW_REPLY_CACHE_MAX (1024u * 1024 * 1024)
 #define GW_STATE_MAX 1000000
 /* max_opens = auto: the fds left after the reserve and max_connections, by the most an open holds */
 #define GW_OPEN_FDS 3
@@ -65,6 +68,7 @@ struct gw_limits {
 	unsigned int max_clients;      /* NFSv4 confirmed clients */
 	unsigned int max_unconfirmed;  /* NFSv4 client records not confirmed yet */
 	unsigned int max_sessions;     /* NFSv4.1+ sessions in all */
+	uint32_t max_reply_cache;      /* bytes of session slots' reply caches in all */
 	unsigned int max_opens;	       /* open stateids in all; 0: auto, from RLIMIT_NOFILE */
 	unsigned int max_opens_client; /* open stateids per client */
 	unsigned int max_lock_owners;  /* lock-owners in all */
@@ -84,7 +88,7 @@ void gw_limits_default(struct gw_limits *l);
 int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
 
 /* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 18
+#define GW_LIMITS_N 19
 int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */

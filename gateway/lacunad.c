@@ -169,9 +169,10 @@ static void write_stats(const char *path)
 	fprintf(f, "exports_not_atomic %llu\nstate_refused %llu\n", gw.stats.exports_not_atomic,
 		gw.stats.state_refused);
 	fprintf(f, "state_opens_refused %llu\nstate_locks_refused %llu\n"
-		"state_unconfirmed_evicted %llu\n",
+		"state_unconfirmed_evicted %llu\nreply_cache_short %llu\nreply_cache_bytes %llu\n",
 		gw.stats.state_opens_refused, gw.stats.state_locks_refused,
-		gw.stats.state_unconfirmed_evicted);
+		gw.stats.state_unconfirmed_evicted, gw.stats.reply_cache_short,
+		(unsigned long long)ss.reply_cache);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",

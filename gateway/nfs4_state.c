@@ -283,9 +283,9 @@ void nfs4_session_put(struct nfs4_state *st, struct nfs4_session *ses)
 {
 	uint32_t i;
 
-	(void)st;
 	if (--ses->refs)
 		return;
+	st->reply_cache -= (uint64_t)ses->nslots * ses->slot_bytes;
 	for (i = 0; i < NFS4_SLOTS_MAX; i++)
 		free(ses->slots[i].buf);
 	free(ses);
@@ -354,9 +354,9 @@ void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status
 		 * retransmission then gets its real answer rather than
 		 * RETRY_UNCACHED_REP.
 		 */
-		if (!c->out->err && len <= NFS4_REPLY_CACHE_MAX) {
+		if (!c->out->err && len <= ses->slot_bytes) {
 			if (!slot->buf)
-				slot->buf = malloc(NFS4_REPLY_CACHE_MAX);
+				slot->buf = malloc(ses->slot_bytes);
 			if (slot->buf && xdr_out_copy(c->out, res_off, slot->buf, len) == len) {
 				slot->len = (uint32_t)len;
 				slot->cached = true;
@@ -666,5 +666,6 @@ void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *out)
 				out->opens++;
 			out->locks += (unsigned int)f->locks.n;
 		}
+	out->reply_cache = st->reply_cache;
 	nfs4_state_unlock(st);
 }

@@ -83,6 +83,8 @@
 #define NFS4_SLOTS_MAX 64
 #define NFS4_SESSION_OPS_MAX 16
 #define NFS4_REPLY_CACHE_MAX 8192 /* ca_maxresponsesize_cached */
+/* A slot caches replies of up to the session's ca_maxresponsesize_cached, but at least this */
+#define NFS4_REPLY_CACHE_MIN 2048
 
 int nfs4_state_init(struct gw_srv *s);
 void nfs4_state_fini(struct gw_srv *s);
@@ -125,6 +127,7 @@ bool nfs4_state_in_grace(struct gw_srv *s);
 /* Counters for the stats output */
 struct nfs4_state_stats {
 	unsigned int clients, sessions, opens, locks;
+	uint64_t reply_cache; /* bytes reserved for sessions' reply caches */
 };
 void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *st);
 
@@ -225,7 +228,7 @@ struct nfs4_slot {
 	bool inuse;
 	bool cached; /* buf holds the reply to seqid */
 	uint32_t len;
-	uint8_t *buf; /* NFS4_REPLY_CACHE_MAX bytes, allocated on first use */
+	uint8_t *buf; /* the session's slot_bytes, allocated on first use */
 };
 
 struct nfs4_session {
@@ -239,6 +242,7 @@ struct nfs4_session {
 	uint64_t conns[NFS4_SESSION_CONNS_MAX];
 	unsigned int nconns;
 	uint32_t nslots;
+	uint32_t slot_bytes; /* size of each slot's reply cache; nslots x slot_bytes reserved */
 	struct nfs4_slot slots[NFS4_SLOTS_MAX];
 };
 
@@ -352,6 +356,8 @@ struct nfs4_state {
 	struct nfs4_recov *recov; /* stable client records and grace; NULL: none */
 	/* open stateids, lock-owners, byte-range locks of all clients */
 	unsigned int nopens, nlock_owners, nlocks;
+	/* bytes of reply cache the live sessions may use (nslots x slot_bytes each) */
+	uint64_t reply_cache;
 };
 
 /* Take / drop the state lock; dropping it closes the fds queued meanwhile. */

@@ -153,7 +153,9 @@ def parse_res(op, d):
     if name == "EXCHANGE_ID":
         return dict(clientid=d.u64(), seq=d.u32())
     if name == "CREATE_SESSION":
-        return dict(sessionid=d.fixed(16))
+        # fore: headerpad, maxreq, maxresp, maxresp_cached, maxops, maxreqs
+        return dict(sessionid=d.fixed(16), seqid=d.u32(), flags=d.u32(),
+                    fore=[d.u32() for _ in range(6)])
     if name == "SEQUENCE":
         return (d.fixed(16), d.u32(), d.u32(), d.u32(), d.u32(), d.u32())
     if name == "READ":

@@ -20,6 +20,10 @@
 #                      (STALE_CLIENTID); then a sixth client is made and
 #                      confirmed at once, and the next one is past
 #                      max_clients
+#   drc PORT           with max_reply_cache 64K: a session asking for 1 MiB
+#                      of cached reply per slot gets 8 KiB; one asking for
+#                      64 slots of 8 KiB gets what is left (4 slots); the
+#                      next one gets none (DELAY) until one is destroyed
 #
 # Each check prints "ok - ..." or "not ok - ..."; the exit status is the
 # number of failed checks (capped at 100).
@@ -166,9 +170,50 @@ def phase_unconfirmed(port, minor):
     c.close()
 
 
+def create_session(c, clientid, seq, slots, cached):
+    chan = u32(0) + u32(65536) + u32(65536) + u32(cached) + u32(8) + u32(slots) + u32(0)
+    st, r = c.call(1, [("CREATE_SESSION", u64(clientid) + u32(seq) + u32(0) + chan + chan +
+                        u32(0x40000000) + u32(1) + u32(AUTH_NONE))])
+    return st, r[0][2] if st == 0 else None
+
+
+def phase_drc(port):
+    c = Client(port)
+    ids = []
+    for i in range(3):
+        st, how = make_client(c, 1, b"drc-%d" % i)
+        check("EXCHANGE_ID %d" % i, 0, st)
+        ids.append(how)
+    st, r = create_session(c, ids[0][0], ids[0][1], 4, 1 << 20)
+    check("a session asking for 1 MiB of cached reply per slot", 0, st)
+    if r:
+        print("# granted: maxresp_cached %d, slots %d" % (r["fore"][3], r["fore"][5]))
+        check("its ca_maxresponsesize_cached is clamped to 8 KiB", True, r["fore"][3] == 8192)
+        check("it gets its 4 slots", True, r["fore"][5] == 4)
+    s1 = r["sessionid"] if r else None
+    st, r = create_session(c, ids[1][0], ids[1][1], 64, 8192)
+    check("a session asking for 64 slots of 8 KiB", 0, st)
+    if r:
+        print("# granted: maxresp_cached %d, slots %d" % (r["fore"][3], r["fore"][5]))
+        check("it gets the 4 slots left of max_reply_cache", True, r["fore"][5] == 4)
+    st, _ = create_session(c, ids[2][0], ids[2][1], 1, 0)
+    check("a third session: no reply cache left", ERR["DELAY"], st)
+    if s1:
+        st, _ = c.call(1, [("DESTROY_SESSION", s1)])
+        check("the first session is destroyed", 0, st)
+    st, r = create_session(c, ids[2][0], ids[2][1], 64, 0)
+    check("then the third session is made", 0, st)
+    if r:
+        print("# granted: maxresp_cached %d, slots %d" % (r["fore"][3], r["fore"][5]))
+        check("with slots of 2 KiB from the 32 KiB given back: 16", True, r["fore"][5] == 16)
+    c.close()
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "opens":
         phase_opens(int(argv[2]), int(argv[3]))
+    elif len(argv) == 3 and argv[1] == "drc":
+        phase_drc(int(argv[2]))
     elif len(argv) == 4 and argv[1] == "unconfirmed":
         phase_unconfirmed(int(argv[2]), int(argv[3]))
     else:

@@ -11,6 +11,9 @@
 #  - unconfirmed clients (SETCLIENTID, EXCHANGE_ID never confirmed) do
 #    not count against max_clients and have a bound of their own: the
 #    oldest are forgotten (state_unconfirmed_evicted)
+#  - the reply cache of each session slot is bounded by a clamped
+#    ca_maxresponsesize_cached, and all sessions' by max_reply_cache:
+#    fewer slots, or none (DELAY) when it is taken
 . "$top_srcdir/tests/lib.sh"
 lt_init
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -60,4 +63,16 @@ for minor in 0 1; do
 		stat_at_least state_unconfirmed_evicted 5
 	nfs_stop
 done
+
+# the sessions' reply caches share max_reply_cache
+cat >"$conf" <<CONF
+stats_file = $LT_TMP/stats
+max_reply_cache = 64K
+$export_dir 127.0.0.0/8(rw,no_root_squash,fsid=root)
+CONF
+rm -f "$LT_TMP/stats"
+nfs_start --config "$conf"
+nfs_run_checks "4.1: reply cache" 120 python3 "$top_srcdir/tests/lt_state_limits.py" drc "$NFS_PORT"
+lt_check "stats: sessions short of reply cache counted" stat_at_least reply_cache_short 2
+nfs_stop
 lt_done
