@@ -338,6 +338,26 @@ void nfs4_state_conn_closed(struct gw_srv *s, uint64_t conn_id)
 	nfs4_state_unlock(st);
 }
 
+/*
+ * A slot's buffer holds its last reply, grown in steps of
+ * NFS4_REPLY_CACHE_STEP up to the session's slot_bytes: most replies are
+ * a few hundred bytes.
+ */
+static bool slot_room(struct nfs4_slot *slot, size_t len)
+{
+	size_t cap = (len + NFS4_REPLY_CACHE_STEP - 1) / NFS4_REPLY_CACHE_STEP * NFS4_REPLY_CACHE_STEP;
+	uint8_t *buf;
+
+	if (slot->buf && slot->cap >= len)
+		return true;
+	buf = realloc(slot->buf, cap ? cap : NFS4_REPLY_CACHE_STEP);
+	if (!buf)
+		return false;
+	slot->buf = buf;
+	slot->cap = (uint32_t)(cap ? cap : NFS4_REPLY_CACHE_STEP);
+	return true;
+}
+
 void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status)
 {
 	struct nfs4_state *st = c->srv->state;
@@ -354,13 +374,10 @@ void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status
 		 * retransmission then gets its real answer rather than
 		 * RETRY_UNCACHED_REP.
 		 */
-		if (!c->out->err && len <= ses->slot_bytes) {
-			if (!slot->buf)
-				slot->buf = malloc(ses->slot_bytes);
-			if (slot->buf && xdr_out_copy(c->out, res_off, slot->buf, len) == len) {
-				slot->len = (uint32_t)len;
-				slot->cached = true;
-			}
+		if (!c->out->err && len <= ses->slot_bytes && slot_room(slot, len) &&
+		    xdr_out_copy(c->out, res_off, slot->buf, len) == len) {
+			slot->len = (uint32_t)len;
+			slot->cached = true;
 		}
 	}
 	slot->inuse = false;

@@ -85,6 +85,7 @@
 #define NFS4_REPLY_CACHE_MAX 8192 /* ca_maxresponsesize_cached */
 /* A slot caches replies of up to the session's ca_maxresponsesize_cached, but at least this */
 #define NFS4_REPLY_CACHE_MIN 2048
+#define NFS4_REPLY_CACHE_STEP 512 /* a slot's buffer grows by this much */
 
 int nfs4_state_init(struct gw_srv *s);
 void nfs4_state_fini(struct gw_srv *s);
@@ -228,7 +229,8 @@ struct nfs4_slot {
 	bool inuse;
 	bool cached; /* buf holds the reply to seqid */
 	uint32_t len;
-	uint8_t *buf; /* the session's slot_bytes, allocated on first use */
+	uint8_t *buf; /* cap bytes, at most the session's slot_bytes */
+	uint32_t cap;
 };
 
 struct nfs4_session {
