@@ -169,6 +169,8 @@ struct gw_stats {
 	 * RDMA_ERROR replies sent */
 	atomic_ullong rdma_conns, rdma_read_bytes, rdma_write_bytes, rdma_reply_bytes;
 	atomic_ullong rdma_inline_replies, rdma_reply_chunk_replies, rdma_errors;
+	/* RDMA connection requests rejected for max_rdma_connections(_per_client) */
+	atomic_ullong rdma_conns_refused;
 };
 
 struct gw_srv {

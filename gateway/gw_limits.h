@@ -25,6 +25,8 @@
 #define GW_CONNS_MAX 1000000
 
 #define GW_CONNS_CLIENT_DEFAULT 256
+#define GW_RDMA_CONNS_DEFAULT 64 /* each pins 0.8 to 2.3 MiB of buffers */
+#define GW_RDMA_CONNS_CLIENT_DEFAULT 16
 #define GW_IDLE_TIMEOUT_DEFAULT 360 /* seconds; nfsd drops idle connections after 6 min */
 #define GW_RECORD_TIMEOUT_DEFAULT 30
 #define GW_SEND_TIMEOUT_DEFAULT 60
@@ -58,6 +60,8 @@
 struct gw_limits {
 	unsigned int max_conns;	       /* 0: auto, from RLIMIT_NOFILE */
 	unsigned int max_conns_client; /* per client address */
+	unsigned int max_rdma_conns;   /* RPC-over-RDMA connections in all */
+	unsigned int max_rdma_conns_client;
 	unsigned int idle_timeout;     /* seconds; 0: never */
 	unsigned int record_timeout;   /* seconds a started record may take; 0: never */
 	unsigned int send_timeout;     /* seconds replies may wait unsent; 0: never */
@@ -88,7 +92,7 @@ void gw_limits_default(struct gw_limits *l);
 int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
 
 /* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 19
+#define GW_LIMITS_N 21
 int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */

@@ -53,7 +53,7 @@
 
 #define GW_TCP_LIMIT_LOG_SEC 60
 
-static void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16])
+void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16])
 {
 	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
 	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;

@@ -182,10 +182,11 @@ static void write_stats(const char *path)
 	fprintf(f,
 		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
 		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"
-		"rdma_reply_chunk_replies %llu\nrdma_errors %llu\n",
+		"rdma_reply_chunk_replies %llu\nrdma_errors %llu\nrdma_conns_refused %llu\n",
 		gw.stats.rdma_conns, gw.stats.rdma_read_bytes, gw.stats.rdma_write_bytes,
 		gw.stats.rdma_reply_bytes, gw.stats.rdma_inline_replies,
-		gw.stats.rdma_reply_chunk_replies, gw.stats.rdma_errors);
+		gw.stats.rdma_reply_chunk_replies, gw.stats.rdma_errors,
+		gw.stats.rdma_conns_refused);
 	for (i = 0; i <= NFS4_OP_LAST; i++)
 		if (gw.stats.ops[i])
 			fprintf(f, "op %s %llu errors %llu\n", nfs4_ops[i].name + 3,
