@@ -18,17 +18,11 @@ import socket
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
+sys.path[:0] = [TESTS, os.path.join(TESTS, "tools")]
 from lt_nfs4raw import (AUTH_NONE, Client, errname, getattr_, lookup, noargs, opaque,  # noqa
                         u32, u64)
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+from rpc_client import rss_kib  # noqa: E402
 
 
 def settled(pid):

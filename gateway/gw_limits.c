@@ -141,6 +141,11 @@ int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char 
 	return 0;
 }
 
+static unsigned int gw_clamp(uint64_t n, unsigned int min, unsigned int max)
+{
+	return n < min ? min : n > max ? max : (unsigned int)n;
+}
+
 unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile)
 {
 	uint64_t n;
@@ -148,11 +153,7 @@ unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile)
 	if (l->max_conns)
 		return l->max_conns;
 	n = nofile > GW_FD_RESERVE ? (nofile - GW_FD_RESERVE) / GW_CONNS_AUTO_DIV : 0;
-	if (n < GW_CONNS_MIN)
-		n = GW_CONNS_MIN;
-	if (n > GW_CONNS_MAX)
-		n = GW_CONNS_MAX;
-	return (unsigned int)n;
+	return gw_clamp(n, GW_CONNS_MIN, GW_CONNS_MAX);
 }
 
 unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile)
@@ -163,11 +164,7 @@ unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile)
 	if (l->max_opens)
 		return l->max_opens;
 	n = nofile > used ? (nofile - used) / GW_OPEN_FDS : 0;
-	if (n < GW_OPENS_MIN)
-		n = GW_OPENS_MIN;
-	if (n > GW_STATE_MAX)
-		n = GW_STATE_MAX;
-	return (unsigned int)n;
+	return gw_clamp(n, GW_OPENS_MIN, GW_STATE_MAX);
 }
 
 uint64_t gw_limits_nofile(void)

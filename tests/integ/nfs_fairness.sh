@@ -17,15 +17,9 @@ lt_init
 nfs_require_server
 lt_require_cmd python3
 
-export_dir="$LT_TMP/export"
-mkdir -p "$export_dir" || lt_hard "mkdir $export_dir"
-: >"$export_dir/wfile"
-conf="$LT_TMP/lacunad.conf"
-cat >"$conf" <<CONF
-threads = 2
-$export_dir 127.0.0.0/8(rw,no_root_squash,fsid=root)
-CONF
-nfs_start --config "$conf"
+nfs_plain_conf "threads = 2"
+: >"$NFS_PLAIN_DIR/wfile"
+nfs_start --config "$NFS_CONF"
 rc=0
 timeout 300 python3 "$top_srcdir/tests/tools/nfs_fairness.py" --port "$NFS_PORT" \
 	--window 100 --bound 24 >"$LT_TMP/fair.out" 2>&1 || rc=$?

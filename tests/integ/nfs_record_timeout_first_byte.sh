@@ -13,23 +13,10 @@ lt_init
 nfs_require_server
 lt_require_cmd python3
 
-export_dir="$LT_TMP/export"
-mkdir -p "$export_dir" || lt_hard "mkdir $export_dir"
-conf="$LT_TMP/lacunad.conf"
-cat >"$conf" <<CONF
-stats_file = $LT_TMP/stats
-record_timeout = 8
-$export_dir 127.0.0.0/8(rw,no_root_squash,fsid=root)
-CONF
-nfs_start --config "$conf"
+nfs_plain_conf "record_timeout = 8"
+nfs_start --config "$NFS_CONF"
 nfs_run_checks "slow-loris" 180 python3 "$top_srcdir/tests/tools/nfs_slowloris.py" \
 	--port "$NFS_PORT" --record-timeout 8
-v=0
-for ((i = 0; i < 100; i++)); do
-	v=$(awk '$1 == "conns_record_timeout" { print $2 }' "$LT_TMP/stats" 2>/dev/null)
-	[ "${v:-0}" -ge 1 ] && break
-	sleep 0.2
-done
-lt_check "stats: conns_record_timeout counted (${v:-missing})" test "${v:-0}" -ge 1
+lt_check "stats: conns_record_timeout counted" nfs_stat_at_least conns_record_timeout 1
 nfs_stop
 lt_done

@@ -22,57 +22,30 @@ nfs_require_server
 lt_require_cmd python3
 export PYTHONPATH="$top_srcdir/tests"
 
-export_dir="$LT_TMP/export"
-mkdir -p "$export_dir" || lt_hard "mkdir $export_dir"
-conf="$LT_TMP/lacunad.conf"
-cat >"$conf" <<CONF
-stats_file = $LT_TMP/stats
-max_opens_per_client = 4
-max_opens = 6
-max_lock_owners_per_client = 2
-max_locks_per_client = 3
-max_clients = 6
-max_unconfirmed_clients = 3
-$export_dir 127.0.0.0/8(rw,no_root_squash,fsid=root)
-CONF
-
-stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$LT_TMP/stats" 2>/dev/null; }
-# stat_at_least KEY N: the stats file (written once a second) counts N or more
-stat_at_least() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ "$(stat_of "$1")" -ge "$2" ] 2>/dev/null && return 0
-		sleep 0.2
-	done
-	echo "# $1 is $(stat_of "$1"), not $2 or more after 20 s (timed out)"
-	return 1
-}
+nfs_plain_conf "max_opens_per_client = 4" "max_opens = 6" "max_lock_owners_per_client = 2" \
+	"max_locks_per_client = 3" "max_clients = 6" "max_unconfirmed_clients = 3"
 
 for minor in 0 1; do
 	rm -f "$LT_TMP/stats"
-	nfs_start --config "$conf"
+	nfs_start --config "$NFS_CONF"
 	nfs_run_checks "4.$minor: opens, lock-owners, locks" 120 \
 		python3 "$top_srcdir/tests/lt_state_limits.py" opens "$NFS_PORT" "$minor"
-	lt_check "4.$minor: stats: OPENs refused counted" stat_at_least state_opens_refused 2
+	lt_check "4.$minor: stats: OPENs refused counted" nfs_stat_at_least state_opens_refused 2
 	lt_check "4.$minor: stats: LOCKs and LOCKUs refused counted" \
-		stat_at_least state_locks_refused 4
+		nfs_stat_at_least state_locks_refused 4
 	lt_check "4.$minor: a warning in the log" grep -q "max_opens_per_client reached" "$NFS_LOG"
 	nfs_run_checks "4.$minor: unconfirmed clients" 120 \
 		python3 "$top_srcdir/tests/lt_state_limits.py" unconfirmed "$NFS_PORT" "$minor"
 	lt_check "4.$minor: stats: unconfirmed clients forgotten counted" \
-		stat_at_least state_unconfirmed_evicted 5
+		nfs_stat_at_least state_unconfirmed_evicted 5
 	nfs_stop
 done
 
 # the sessions' reply caches share max_reply_cache
-cat >"$conf" <<CONF
-stats_file = $LT_TMP/stats
-max_reply_cache = 64K
-$export_dir 127.0.0.0/8(rw,no_root_squash,fsid=root)
-CONF
+nfs_plain_conf "max_reply_cache = 64K"
 rm -f "$LT_TMP/stats"
-nfs_start --config "$conf"
+nfs_start --config "$NFS_CONF"
 nfs_run_checks "4.1: reply cache" 120 python3 "$top_srcdir/tests/lt_state_limits.py" drc "$NFS_PORT"
-lt_check "stats: sessions short of reply cache counted" stat_at_least reply_cache_short 2
+lt_check "stats: sessions short of reply cache counted" nfs_stat_at_least reply_cache_short 2
 nfs_stop
 lt_done
