@@ -26,11 +26,12 @@
  * so only clients that never come back lose their record.
  *
  * Opens, lock-owners and byte-range locks are bounded per client and in
- * all (gw_state_room(), checked by OPEN and LOCK before they make one):
- * counters kept by nfs4_state.c and nfs4_stateid.c, since OPEN and LOCK
- * are frequent. Past a bound the op is NFS4ERR_RESOURCE in 4.0 and
- * NFS4ERR_DELAY in 4.1+ (RFC 8881's XDR: "NFS4ERR_RESOURCE is not a
- * valid error in NFSv4.1"; DELAY is among OPEN's and LOCK's errors), so
+ * all (gw_state_room(), checked by OPEN and LOCK before they make one,
+ * and by a LOCKU that would cut a range in two): counters kept by
+ * nfs4_state.c and nfs4_stateid.c, since OPEN and LOCK are frequent.
+ * Past a bound the op is NFS4ERR_RESOURCE in 4.0 and NFS4ERR_DELAY in
+ * 4.1+ (the NFSv4.1 XDR, RFC 5662: "NFS4ERR_RESOURCE is not a valid
+ * error in NFSv4.1"; DELAY is among OPEN's, LOCK's and LOCKU's errors), so
  * a client that holds too much is refused while the others go on
  * (state_opens_refused, state_locks_refused). The total of opens,
  * max_opens = auto, follows RLIMIT_NOFILE: each open can hold an fd per
