@@ -243,6 +243,8 @@ struct nfs4_client;
  * unconfirmed ones past max_unconfirmed_clients. State lock held.
  */
 void gw_state_unconfirmed_room(struct nfs4_compound *c);
+/* May unconfirmed @clp be confirmed (max_clients)? NFS4_OK or the status. State lock held. */
+uint32_t gw_state_confirm_room(struct nfs4_compound *c, const struct nfs4_client *clp);
 uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
 		       enum gw_state_kind kind);
 

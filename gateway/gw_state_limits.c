@@ -23,7 +23,10 @@
  * of their own, max_unconfirmed_clients, past which the oldest is
  * forgotten to make room for the new one (gw_state_unconfirmed_room();
  * state_unconfirmed_evicted). A client confirms right after it is made,
- * so only clients that never come back lose their record.
+ * so only clients that never come back lose their record. Confirming
+ * one (SETCLIENTID_CONFIRM, its first CREATE_SESSION) checks max_clients
+ * again (gw_state_confirm_room()): clients made while there was room
+ * cannot all confirm past it.
  *
  * Opens, lock-owners and byte-range locks are bounded per client and in
  * all (gw_state_room(), checked by OPEN and LOCK before they make one,
@@ -38,6 +41,7 @@
  * access mode, and the fds must last for the connections too.
  */
 #include <stdbool.h>
+#include <string.h>
 #include <time.h>
 
 #include "gw.h"
@@ -132,6 +136,25 @@ void gw_state_unconfirmed_room(struct nfs4_compound *c)
 				"max_unconfirmed_clients reached: the oldest unconfirmed one is forgotten",
 				&c->srv->stats.state_unconfirmed_evicted, GW_STATE_LOG_UNCONFIRMED);
 	}
+}
+
+uint32_t gw_state_confirm_room(struct nfs4_compound *c, const struct nfs4_client *clp)
+{
+	const struct nfs4_client *o;
+	unsigned int n = 0;
+
+	if (!c->srv->cfg)
+		return NFS4_OK;
+	for (o = c->srv->state->clients; o; o = o->next)
+		/* a confirmed record of the same name is replaced, not added to */
+		n += o->confirmed && !o->expired &&
+		     !(o->minor == clp->minor && o->name_len == clp->name_len &&
+		       !memcmp(o->name, clp->name, clp->name_len));
+	if (n < c->srv->cfg->limits.max_clients)
+		return NFS4_OK;
+	return gw_state_refuse(c, c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE,
+			       "max_clients reached (a client confirming)",
+			       &c->srv->stats.state_refused, GW_STATE_LOG_CLIENT);
 }
 
 uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,

@@ -197,6 +197,9 @@ uint32_t nfs4_run_setclientid_confirm(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_STALE_CLIENTID;
 		goto out;
 	}
+	status = gw_state_confirm_room(c, clp);
+	if (status != NFS4_OK)
+		goto out;
 	/* the previous incarnation, if any, loses its state now */
 	old = nfs4_client_by_name(st, clp->name, clp->name_len, true, 0);
 	if (old) {

@@ -421,6 +421,9 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 			status = NFS4ERR_SEQ_MISORDERED;
 			goto out;
 		}
+		status = gw_state_confirm_room(c, clp);
+		if (status != NFS4_OK)
+			goto out;
 		old = nfs4_client_by_name(st, clp->name, clp->name_len, true, clp->minor);
 		if (old) {
 			if (old->busy) {

@@ -17,9 +17,10 @@
 #                      (2 confirmed clients made by "opens" before): of 8
 #                      clients made and never confirmed, the 3 newest can
 #                      still confirm and the older ones are gone
-#                      (STALE_CLIENTID); then a sixth client is made and
-#                      confirmed at once, and the next one is past
-#                      max_clients
+#                      (STALE_CLIENTID); then, 4 confirmed, 2 more are
+#                      made and confirmed: the 3rd unconfirmed one, made
+#                      when there was room, is past max_clients when it
+#                      confirms, as is a new client
 #   drc PORT           with max_reply_cache 64K: a session asking for 1 MiB
 #                      of cached reply per slot gets 8 KiB; one asking for
 #                      64 slots of 8 KiB gets what is left (4 slots); the
@@ -154,17 +155,25 @@ def phase_unconfirmed(port, minor):
         st, how = make_client(c, minor, b"unconfirmed-%d-%d" % (minor, i))
         check(tag + "unconfirmed client %d made" % i, 0, st)
         made.append(how)
-    for i in range(8):
+    for i in range(7):
         if made[i] is None:
             continue
         want = 0 if i >= 5 else ERR["STALE_CLIENTID"]
         check(tag + "unconfirmed client %d %s" % (i, "confirms" if not want else
                                                   "was forgotten (3 newest kept)"),
               want, confirm_client(c, minor, made[i]))
-    st, how = make_client(c, minor, b"late-%d" % minor)
-    if st == 0:
-        st = confirm_client(c, minor, how)
-    check(tag + "a sixth confirmed client", 0, st)
+    late = []
+    for i in range(2):
+        st, how = make_client(c, minor, b"late-%d-%d" % (minor, i))
+        check(tag + "client late-%d made with 4 confirmed" % i, 0, st)
+        late.append(how)
+    for i, how in enumerate(late):
+        if how:
+            check(tag + "client late-%d confirms (%d of 6)" % (i, 5 + i), 0,
+                  confirm_client(c, minor, how))
+    if made[7]:
+        check(tag + "client 7, made when there was room, confirms: max_clients", full,
+              confirm_client(c, minor, made[7]))
     st, _ = make_client(c, minor, b"one-too-many-%d" % minor)
     check(tag + "a seventh client: max_clients", full, st)
     c.close()
