@@ -150,6 +150,12 @@ struct gw_stats {
 	atomic_ullong conn_stalls, client_stalls;
 	/* EXCHANGE_ID, SETCLIENTID, CREATE_SESSION refused by gw_state_admit() */
 	atomic_ullong state_refused;
+	/* OPEN, LOCK refused by gw_state_room() */
+	atomic_ullong state_opens_refused, state_locks_refused;
+	/* unconfirmed clients forgotten to make room for new ones */
+	atomic_ullong state_unconfirmed_evicted;
+	/* sessions granted fewer slots than asked (or none) for max_reply_cache */
+	atomic_ullong reply_cache_short;
 	/* lacunafs exports served without atomic sparse reads now (a gauge) */
 	atomic_ullong exports_not_atomic;
 	atomic_ullong bytes_in, bytes_out;
@@ -163,6 +169,8 @@ struct gw_stats {
 	 * RDMA_ERROR replies sent */
 	atomic_ullong rdma_conns, rdma_read_bytes, rdma_write_bytes, rdma_reply_bytes;
 	atomic_ullong rdma_inline_replies, rdma_reply_chunk_replies, rdma_errors;
+	/* RDMA connection requests rejected for max_rdma_connections(_per_client) */
+	atomic_ullong rdma_conns_refused;
 };
 
 struct gw_srv {
@@ -224,6 +232,21 @@ int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc);
  */
 struct nfs4_compound;
 uint32_t gw_state_admit(struct nfs4_compound *c, bool session);
+/*
+ * May @clp make one more open stateid, lock-owner or byte-range lock?
+ * NFS4_OK, or the status to answer. State lock held.
+ */
+enum gw_state_kind { GW_STATE_OPEN, GW_STATE_LOCK_OWNER, GW_STATE_LOCK };
+struct nfs4_client;
+/*
+ * A client record is about to be made, unconfirmed: forget the oldest
+ * unconfirmed ones past max_unconfirmed_clients. State lock held.
+ */
+void gw_state_unconfirmed_room(struct nfs4_compound *c);
+/* May unconfirmed @clp be confirmed (max_clients)? NFS4_OK or the status. State lock held. */
+uint32_t gw_state_confirm_room(struct nfs4_compound *c, const struct nfs4_client *clp);
+uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
+		       enum gw_state_kind kind);
 
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "gw_limits.h"
 #include "gw_parse.h"
@@ -26,6 +27,10 @@ static const struct {
 	  offsetof(struct gw_limits, max_conns) },
 	{ "max_connections_per_client", GW_LIM_COUNT, 1, GW_CONNS_MAX,
 	  offsetof(struct gw_limits, max_conns_client) },
+	{ "max_rdma_connections", GW_LIM_COUNT, 1, GW_CONNS_MAX,
+	  offsetof(struct gw_limits, max_rdma_conns) },
+	{ "max_rdma_connections_per_client", GW_LIM_COUNT, 1, GW_CONNS_MAX,
+	  offsetof(struct gw_limits, max_rdma_conns_client) },
 	{ "idle_timeout", GW_LIM_SECONDS, 0, GW_TIMEOUT_MAX,
 	  offsetof(struct gw_limits, idle_timeout) },
 	{ "record_timeout", GW_LIM_SECONDS, 0, GW_TIMEOUT_MAX,
@@ -41,7 +46,21 @@ static const struct {
 	{ "max_requests_per_client", GW_LIM_COUNT, 1, GW_CLIENT_REQUESTS_MAX,
 	  offsetof(struct gw_limits, client_requests) },
 	{ "max_clients", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_clients) },
+	{ "max_unconfirmed_clients", GW_LIM_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_unconfirmed) },
 	{ "max_sessions", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_sessions) },
+	{ "max_reply_cache", GW_LIM_SIZE, GW_REPLY_CACHE_MIN, GW_REPLY_CACHE_MAX,
+	  offsetof(struct gw_limits, max_reply_cache) },
+	{ "max_opens", GW_LIM_AUTO_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_opens) },
+	{ "max_opens_per_client", GW_LIM_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_opens_client) },
+	{ "max_lock_owners", GW_LIM_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_lock_owners) },
+	{ "max_lock_owners_per_client", GW_LIM_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_lock_owners_client) },
+	{ "max_locks", GW_LIM_COUNT, 1, GW_STATE_LOCKS_MAX, offsetof(struct gw_limits, max_locks) },
+	{ "max_locks_per_client", GW_LIM_COUNT, 1, GW_STATE_LOCKS_MAX,
+	  offsetof(struct gw_limits, max_locks_client) },
 };
 #define GW_NLIMITS (sizeof(gw_limit_table) / sizeof(gw_limit_table[0]))
 
@@ -50,6 +69,8 @@ void gw_limits_default(struct gw_limits *l)
 	*l = (struct gw_limits){
 		.max_conns = 0,
 		.max_conns_client = GW_CONNS_CLIENT_DEFAULT,
+		.max_rdma_conns = GW_RDMA_CONNS_DEFAULT,
+		.max_rdma_conns_client = GW_RDMA_CONNS_CLIENT_DEFAULT,
 		.idle_timeout = GW_IDLE_TIMEOUT_DEFAULT,
 		.record_timeout = GW_RECORD_TIMEOUT_DEFAULT,
 		.send_timeout = GW_SEND_TIMEOUT_DEFAULT,
@@ -58,7 +79,15 @@ void gw_limits_default(struct gw_limits *l)
 		.client_records = GW_CLIENT_RECORDS_DEFAULT,
 		.client_requests = GW_CLIENT_REQUESTS_DEFAULT,
 		.max_clients = GW_CLIENTS_DEFAULT,
+		.max_unconfirmed = GW_UNCONFIRMED_DEFAULT,
 		.max_sessions = GW_SESSIONS_DEFAULT,
+		.max_reply_cache = GW_REPLY_CACHE_DEFAULT,
+		.max_opens = 0,
+		.max_opens_client = GW_OPENS_CLIENT_DEFAULT,
+		.max_lock_owners = GW_LOCK_OWNERS_DEFAULT,
+		.max_lock_owners_client = GW_LOCK_OWNERS_CLIENT_DEFAULT,
+		.max_locks = GW_LOCKS_DEFAULT,
+		.max_locks_client = GW_LOCKS_CLIENT_DEFAULT,
 	};
 }
 
@@ -112,6 +141,11 @@ int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char 
 	return 0;
 }
 
+static unsigned int gw_clamp(uint64_t n, unsigned int min, unsigned int max)
+{
+	return n < min ? min : n > max ? max : (unsigned int)n;
+}
+
 unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile)
 {
 	uint64_t n;
@@ -119,9 +153,25 @@ unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile)
 	if (l->max_conns)
 		return l->max_conns;
 	n = nofile > GW_FD_RESERVE ? (nofile - GW_FD_RESERVE) / GW_CONNS_AUTO_DIV : 0;
-	if (n < GW_CONNS_MIN)
-		n = GW_CONNS_MIN;
-	if (n > GW_CONNS_MAX)
-		n = GW_CONNS_MAX;
-	return (unsigned int)n;
+	return gw_clamp(n, GW_CONNS_MIN, GW_CONNS_MAX);
+}
+
+unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile)
+{
+	uint64_t used = GW_FD_RESERVE + (uint64_t)gw_limits_max_conns(l, nofile);
+	uint64_t n;
+
+	if (l->max_opens)
+		return l->max_opens;
+	n = nofile > used ? (nofile - used) / GW_OPEN_FDS : 0;
+	return gw_clamp(n, GW_OPENS_MIN, GW_STATE_MAX);
+}
+
+uint64_t gw_limits_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 1024;
+	return rl.rlim_cur == RLIM_INFINITY ? GW_CONNS_MAX : rl.rlim_cur;
 }

@@ -25,6 +25,8 @@
 #define GW_CONNS_MAX 1000000
 
 #define GW_CONNS_CLIENT_DEFAULT 256
+#define GW_RDMA_CONNS_DEFAULT 64 /* each pins 0.8 to 2.3 MiB of buffers */
+#define GW_RDMA_CONNS_CLIENT_DEFAULT 16
 #define GW_IDLE_TIMEOUT_DEFAULT 360 /* seconds; nfsd drops idle connections after 6 min */
 #define GW_RECORD_TIMEOUT_DEFAULT 30
 #define GW_SEND_TIMEOUT_DEFAULT 60
@@ -39,12 +41,27 @@
 #define GW_CLIENT_REQUESTS_DEFAULT 128
 #define GW_CLIENT_REQUESTS_MAX 65536
 #define GW_CLIENTS_DEFAULT 1024
+#define GW_UNCONFIRMED_DEFAULT 256
 #define GW_SESSIONS_DEFAULT 1024 /* each up to 64 slots x 8 KiB of cached replies */
+#define GW_REPLY_CACHE_DEFAULT (64u * 1024 * 1024)
+#define GW_REPLY_CACHE_MIN (64u * 1024)
+#define GW_REPLY_CACHE_MAX (1024u * 1024 * 1024)
 #define GW_STATE_MAX 1000000
+/* max_opens = auto: the fds left after the reserve and max_connections, by the most an open holds */
+#define GW_OPEN_FDS 3
+#define GW_OPENS_MIN 16
+#define GW_OPENS_CLIENT_DEFAULT 16384
+#define GW_LOCK_OWNERS_DEFAULT 65536
+#define GW_LOCK_OWNERS_CLIENT_DEFAULT 4096
+#define GW_LOCKS_DEFAULT 1000000
+#define GW_LOCKS_CLIENT_DEFAULT 16384
+#define GW_STATE_LOCKS_MAX 100000000
 
 struct gw_limits {
 	unsigned int max_conns;	       /* 0: auto, from RLIMIT_NOFILE */
 	unsigned int max_conns_client; /* per client address */
+	unsigned int max_rdma_conns;   /* RPC-over-RDMA connections in all */
+	unsigned int max_rdma_conns_client;
 	unsigned int idle_timeout;     /* seconds; 0: never */
 	unsigned int record_timeout;   /* seconds a started record may take; 0: never */
 	unsigned int send_timeout;     /* seconds replies may wait unsent; 0: never */
@@ -53,7 +70,15 @@ struct gw_limits {
 	unsigned int client_records;   /* large records being received per address */
 	unsigned int client_requests;  /* requests out (reply not sent) per address */
 	unsigned int max_clients;      /* NFSv4 confirmed clients */
+	unsigned int max_unconfirmed;  /* NFSv4 client records not confirmed yet */
 	unsigned int max_sessions;     /* NFSv4.1+ sessions in all */
+	uint32_t max_reply_cache;      /* bytes of session slots' reply caches in all */
+	unsigned int max_opens;	       /* open stateids in all; 0: auto, from RLIMIT_NOFILE */
+	unsigned int max_opens_client; /* open stateids per client */
+	unsigned int max_lock_owners;  /* lock-owners in all */
+	unsigned int max_lock_owners_client;
+	unsigned int max_locks;	       /* byte-range locks (ranges) in all */
+	unsigned int max_locks_client;
 };
 
 /* Every limit at its default. */
@@ -67,10 +92,14 @@ void gw_limits_default(struct gw_limits *l);
 int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
 
 /* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 11
+#define GW_LIMITS_N 21
 int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */
 unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile);
+/* max_opens in force for a process allowed @nofile fds. */
+unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile);
+/* The RLIMIT_NOFILE soft limit lacunad runs with (GW_CONNS_MAX if unlimited). */
+uint64_t gw_limits_nofile(void);
 
 #endif

@@ -200,6 +200,48 @@ static void gw_rconn_free(struct gw_rconn *c)
 	free(c);
 }
 
+/*
+ * May one more connection come from @sa? max_rdma_connections in all and
+ * max_rdma_connections_per_client per address: each connection pins its
+ * receive and send buffers. Sets *credits, the calls it may have out:
+ * GW_RDMA_CREDITS, or max_requests_per_connection when smaller.
+ */
+static bool gw_rdma_admit(const struct sockaddr_storage *sa, socklen_t len, uint32_t *credits)
+{
+	static time_t logged;
+	struct gw_limits lim;
+	const char *why = NULL;
+	uint8_t key[16], k2[16];
+	unsigned int same = 0;
+	struct gw_rconn *c;
+	time_t now;
+	char a[80];
+
+	pthread_rwlock_rdlock(&gw_rdma.srv->cfg_lock);
+	lim = gw_rdma.srv->cfg->limits;
+	pthread_rwlock_unlock(&gw_rdma.srv->cfg_lock);
+	*credits = lim.conn_requests < GW_RDMA_CREDITS ? lim.conn_requests : GW_RDMA_CREDITS;
+	gw_addr_key(sa, len, key);
+	for (c = gw_rdma.conns; c; c = c->next) {
+		gw_addr_key(&c->info.peer, c->info.peer_len, k2);
+		same += !memcmp(key, k2, sizeof(key));
+	}
+	if (gw_rdma.nconns >= lim.max_rdma_conns)
+		why = "max_rdma_connections";
+	else if (same >= lim.max_rdma_conns_client)
+		why = "max_rdma_connections_per_client";
+	if (!why)
+		return true;
+	gw_stat_add(&gw_rdma.srv->stats.rdma_conns_refused, 1);
+	now = time(NULL);
+	if (now - logged >= 60) {
+		logged = now;
+		log_warn("rdma: connection from %s refused: %s reached (logged once a minute)",
+			 gw_addr_str(sa, a, sizeof(a)), why);
+	}
+	return false;
+}
+
 static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t plen,
 			       uint8_t initiator_depth, uint8_t responder_resources)
 {
@@ -207,12 +249,22 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	struct rpcrdma_cm_priv peer, ours;
 	uint8_t priv[RPCRDMA_CM_PRIV_LEN];
 	struct sockaddr *sa = rdma_get_peer_addr(id);
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sslen = 0;
+	uint32_t credits;
 	struct gw_rconn *c;
 	char a[80];
 	bool known;
 
 	known = rpcrdma_cm_priv_dec(pdata, plen, &peer);
 	if (atomic_load(&gw_rdma.srv->stopping))
+		goto out_reject;
+	if (sa && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)) {
+		sslen = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+						 : sizeof(struct sockaddr_in6);
+		memcpy(&ss, sa, sslen);
+	}
+	if (!gw_rdma_admit(&ss, sslen, &credits))
 		goto out_reject;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -223,13 +275,9 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	id->context = c;
 	c->info.id = GW_RDMA_ID_BIT | ++gw_rdma.next_id;
 	c->info.rdma = true;
-	if (sa && sa->sa_family == AF_INET) {
-		memcpy(&c->info.peer, sa, sizeof(struct sockaddr_in));
-		c->info.peer_len = sizeof(struct sockaddr_in);
-	} else if (sa && sa->sa_family == AF_INET6) {
-		memcpy(&c->info.peer, sa, sizeof(struct sockaddr_in6));
-		c->info.peer_len = sizeof(struct sockaddr_in6);
-	}
+	c->info.peer = ss;
+	c->info.peer_len = sslen;
+	c->credits = credits;
 	c->next = gw_rdma.conns;
 	if (c->next)
 		c->next->prev = c;

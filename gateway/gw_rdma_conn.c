@@ -857,7 +857,8 @@ int gw_rconn_setup(struct gw_rconn *c, const struct rpcrdma_cm_priv *peer)
 	unsigned int i, cqe;
 	int ret;
 
-	c->credits = GW_RDMA_CREDITS;
+	if (!c->credits || c->credits > GW_RDMA_CREDITS)
+		c->credits = GW_RDMA_CREDITS; /* gw_rdma_admit() may have set fewer */
 	c->recv_size = GW_RDMA_INLINE_RECV;
 	c->send_size =
 		peer->recv_max < GW_RDMA_INLINE_SEND_MAX ? peer->recv_max : GW_RDMA_INLINE_SEND_MAX;

@@ -263,8 +263,13 @@ static int gw_conn_rec_start(struct gw_conn *c)
 		c->addr->records++;
 		c->rec_counted = true;
 	}
+	/*
+	 * record_timeout counts from the mark's first byte; only a record
+	 * that waited for room (lacunad did not read it) starts a new clock
+	 */
+	if (c->was_stalled != GW_STALL_NONE)
+		c->rec_since = gw_tcp_now();
 	c->stall = c->was_stalled = GW_STALL_NONE;
-	c->rec_since = gw_tcp_now();
 	rpc_rec_init(&c->rec, chunk, max);
 	c->rec_pool = pool;
 	c->mark_got = 0;

@@ -53,7 +53,7 @@
 
 #define GW_TCP_LIMIT_LOG_SEC 60
 
-static void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16])
+void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16])
 {
 	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
 	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
@@ -110,17 +110,10 @@ static void gw_addr_put(struct gw_addr *a)
 
 void gw_tcp_limits_load(void)
 {
-	struct rlimit rl;
-	uint64_t nofile = 1024;
-
 	pthread_rwlock_rdlock(&gw_tcp.srv->cfg_lock);
 	gw_tcp.lim = gw_tcp.srv->cfg->limits;
 	pthread_rwlock_unlock(&gw_tcp.srv->cfg_lock);
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		nofile = rl.rlim_cur;
-	else if (rl.rlim_cur == RLIM_INFINITY)
-		nofile = GW_CONNS_MAX;
-	gw_tcp.max_conns = gw_limits_max_conns(&gw_tcp.lim, nofile);
+	gw_tcp.max_conns = gw_limits_max_conns(&gw_tcp.lim, gw_limits_nofile());
 }
 
 static bool gw_conn_idle(const struct gw_conn *c)

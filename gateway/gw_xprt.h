@@ -35,6 +35,9 @@ struct gw_req {
 /* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of @ss into @buf, for logs; returns @buf. */
 const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size);
 
+/* The client address of @ss (@len bytes; 0: none) as 16 bytes, IPv4 as IPv4-mapped IPv6. */
+void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16]);
+
 /* Process one call record; always leaves req->reply ready to send (or empty). */
 void gw_rpc_process(struct gw_srv *s, struct gw_req *req);
 

@@ -168,6 +168,11 @@ static void write_stats(const char *path)
 		rs.grace_refused, rs.records);
 	fprintf(f, "exports_not_atomic %llu\nstate_refused %llu\n", gw.stats.exports_not_atomic,
 		gw.stats.state_refused);
+	fprintf(f, "state_opens_refused %llu\nstate_locks_refused %llu\n"
+		"state_unconfirmed_evicted %llu\nreply_cache_short %llu\nreply_cache_bytes %llu\n",
+		gw.stats.state_opens_refused, gw.stats.state_locks_refused,
+		gw.stats.state_unconfirmed_evicted, gw.stats.reply_cache_short,
+		(unsigned long long)ss.reply_cache);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
@@ -177,10 +182,11 @@ static void write_stats(const char *path)
 	fprintf(f,
 		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
 		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"
-		"rdma_reply_chunk_replies %llu\nrdma_errors %llu\n",
+		"rdma_reply_chunk_replies %llu\nrdma_errors %llu\nrdma_conns_refused %llu\n",
 		gw.stats.rdma_conns, gw.stats.rdma_read_bytes, gw.stats.rdma_write_bytes,
 		gw.stats.rdma_reply_bytes, gw.stats.rdma_inline_replies,
-		gw.stats.rdma_reply_chunk_replies, gw.stats.rdma_errors);
+		gw.stats.rdma_reply_chunk_replies, gw.stats.rdma_errors,
+		gw.stats.rdma_conns_refused);
 	for (i = 0; i <= NFS4_OP_LAST; i++)
 		if (gw.stats.ops[i])
 			fprintf(f, "op %s %llu errors %llu\n", nfs4_ops[i].name + 3,

@@ -119,6 +119,16 @@ int nfs4_lset_unlock(struct nfs4_lset *s, const void *owner, uint64_t start, uin
 	return 0;
 }
 
+bool nfs4_lset_splits(const struct nfs4_lset *s, const void *owner, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->r[i].owner == owner && s->r[i].start < start && s->r[i].end > end)
+			return true;
+	return false;
+}
+
 int nfs4_lset_lock(struct nfs4_lset *s, const void *owner, uint32_t type, uint64_t start,
 		   uint64_t end)
 {

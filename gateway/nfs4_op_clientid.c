@@ -130,6 +130,7 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 		nfs4_state_unlock(st);
 		goto out;
 	}
+	gw_state_unconfirmed_room(c);
 	clp = nfs4_client_new(st, a->id, a->id_len, 0);
 	if (!clp) {
 		nfs4_state_unlock(st);
@@ -196,6 +197,9 @@ uint32_t nfs4_run_setclientid_confirm(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_STALE_CLIENTID;
 		goto out;
 	}
+	status = gw_state_confirm_room(c, clp);
+	if (status != NFS4_OK)
+		goto out;
 	/* the previous incarnation, if any, loses its state now */
 	old = nfs4_client_by_name(st, clp->name, clp->name_len, true, 0);
 	if (old) {

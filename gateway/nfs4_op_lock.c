@@ -171,7 +171,10 @@ static uint32_t lock_new_owner(struct nfs4_compound *c, struct lock_args *a,
 		if (c->minor == 0 && a->lock_seqid != lo->seqid)
 			return NFS4ERR_BAD_SEQID;
 	} else {
-		lo = nfs4_owner_new(os->clp, true, a->lo.owner, a->lo.len);
+		status = gw_state_room(c, os->clp, GW_STATE_LOCK_OWNER);
+		if (status != NFS4_OK)
+			return status;
+		lo = nfs4_owner_new(st, os->clp, true, a->lo.owner, a->lo.len);
 		if (!lo)
 			return NFS4ERR_RESOURCE;
 		lo->seqid = a->lock_seqid;
@@ -229,6 +232,8 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 	uint32_t status, type = plain_type(a->type), seqid;
 	struct xdr_pos pos;
 	uint64_t start, end;
+	size_t nlocks;
+	int rc;
 
 	status = nfs4_check_reg(c, c->cfh);
 	if (status != NFS4_OK)
@@ -265,7 +270,13 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_DENIED;
 		goto done;
 	}
-	if (nfs4_lset_lock(&ls->file->locks, ls, type, start, end)) {
+	status = gw_state_room(c, ls->clp, GW_STATE_LOCK);
+	if (status != NFS4_OK)
+		goto done;
+	nlocks = ls->file->locks.n;
+	rc = nfs4_lset_lock(&ls->file->locks, ls, type, start, end);
+	nfs4_stid_count_locks(st, ls, nlocks);
+	if (rc) {
 		status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
 		goto done;
 	}
@@ -386,6 +397,7 @@ uint32_t nfs4_run_locku(struct nfs4_compound *c, void *args)
 	uint64_t start, end;
 	bool replayed;
 	uint32_t status;
+	size_t nlocks;
 
 	if (nfs4_range_make(a->offset, a->length, &start, &end))
 		return NFS4ERR_INVAL;
@@ -405,8 +417,15 @@ uint32_t nfs4_run_locku(struct nfs4_compound *c, void *args)
 		status = nfs4_sid_gen_check(ls->sid.seqid, a->sid.seqid, c->minor);
 	if (status == NFS4_OK && !nfs4_stid_on(ls, c->cfh))
 		status = NFS4ERR_BAD_STATEID;
-	if (status == NFS4_OK && nfs4_lset_unlock(&ls->file->locks, ls, start, end))
-		status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+	/* a range split in two is one more lock */
+	if (status == NFS4_OK && nfs4_lset_splits(&ls->file->locks, ls, start, end))
+		status = gw_state_room(c, ls->clp, GW_STATE_LOCK);
+	if (status == NFS4_OK) {
+		nlocks = ls->file->locks.n;
+		if (nfs4_lset_unlock(&ls->file->locks, ls, start, end))
+			status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+		nfs4_stid_count_locks(st, ls, nlocks);
+	}
 	if (status == NFS4_OK) {
 		nfs4_stid_bump(ls);
 		nfs4_enc_stateid(c->out, &ls->sid);

@@ -442,11 +442,13 @@ static uint32_t open_state(struct nfs4_compound *c, struct open_args *a, struct 
 		/* the owner has it open already: an upgrade of the same stateid */
 		nfs4_stid_bump(s);
 	} else {
-		s = nfs4_stid_new(st, clp, oo, f, NFS4_STID_OPEN);
+		uint32_t room = gw_state_room(c, clp, GW_STATE_OPEN);
+
+		s = room == NFS4_OK ? nfs4_stid_new(st, clp, oo, f, NFS4_STID_OPEN) : NULL;
 		if (!s) {
 			nfs4_file_maybe_free(st, f);
 			nfs4_state_unlock(st);
-			return NFS4ERR_RESOURCE;
+			return room == NFS4_OK ? NFS4ERR_RESOURCE : room;
 		}
 	}
 	if (s->gen != atomic_load(&r->obj->xp->gen)) {
@@ -531,7 +533,7 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 		oo = NULL;
 	}
 	if (!oo) {
-		oo = nfs4_owner_new(clp, false, a->owner, a->owner_len);
+		oo = nfs4_owner_new(st, clp, false, a->owner, a->owner_len);
 		if (!oo) {
 			status = NFS4ERR_RESOURCE;
 			goto out_unlock;

@@ -20,7 +20,12 @@
  * cached result. Channel attributes are negotiated down: requests and
  * replies up to the configured record size, at most NFS4_SLOTS_MAX slots
  * and NFS4_SESSION_OPS_MAX ops, NFS4_REPLY_CACHE_MAX bytes of cached
- * reply. No callback is ever sent (no delegations, no layouts), so the
+ * reply. Each slot's reply cache takes the session's ca_maxresponsesize_cached
+ * (at least NFS4_REPLY_CACHE_MIN) and the slots of all sessions together
+ * at most max_reply_cache bytes (lacunad.conf(5)): a session is granted
+ * fewer slots than it asked for when the rest is taken, and none
+ * (NFS4ERR_DELAY) when not even one fits, as nfsd does with its DRC
+ * memory. No callback is ever sent (no delegations, no layouts), so the
  * back channel's attributes are accepted as they come and the reply's
  * flags never have CONN_BACK_CHAN, PERSIST nor CONN_RDMA.
  *
@@ -193,6 +198,7 @@ uint32_t nfs4_run_exchange_id(struct nfs4_compound *c, void *args)
 	if (unconf && !unconf->busy)
 		nfs4_client_expire(st, unconf, true);
 out_new:
+	gw_state_unconfirmed_room(c);
 	clp = nfs4_client_new(st, a->owner, a->owner_len, c->minor);
 	if (!clp) {
 		status = NFS4ERR_SERVERFAULT;
@@ -318,6 +324,23 @@ static uint32_t negotiate_fore(struct nfs4_compound *c, struct nfs4_chan_attrs *
 	return NFS4_OK;
 }
 
+/*
+ * How many of the @want slots of @slot_bytes of reply cache each a new
+ * session gets out of max_reply_cache (0: none left). State lock held.
+ */
+static uint32_t reply_cache_slots(struct nfs4_compound *c, uint32_t want, uint32_t slot_bytes)
+{
+	uint64_t max = c->srv->cfg ? c->srv->cfg->limits.max_reply_cache : GW_REPLY_CACHE_DEFAULT;
+	uint64_t used = c->srv->state->reply_cache;
+	uint64_t n = used < max ? (max - used) / slot_bytes : 0;
+
+	if (n < want) {
+		gw_stat_add(&c->srv->stats.reply_cache_short, 1);
+		return (uint32_t)n;
+	}
+	return want;
+}
+
 static void new_sessionid(struct nfs4_state *st, const struct nfs4_client *clp, uint8_t *id)
 {
 	uint32_t rnd = 0;
@@ -348,7 +371,7 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	struct nfs4_client *clp, *old;
 	struct nfs4_session *ses;
 	struct nfs4_cs_res res;
-	uint32_t status;
+	uint32_t status, slot_bytes, nslots;
 
 	status = gw_state_admit(c, true);
 	if (status != NFS4_OK)
@@ -358,6 +381,8 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 		return status;
 	a->back.headerpad = 0;
 	a->back.maxresp_cached = 0;
+	slot_bytes = a->fore.maxresp_cached > NFS4_REPLY_CACHE_MIN ? a->fore.maxresp_cached
+								  : NFS4_REPLY_CACHE_MIN;
 
 	nfs4_state_lock(st);
 	clp = (uint32_t)(a->clientid >> 32) == st->boot ? nfs4_client_by_id(st, a->clientid) : NULL;
@@ -380,7 +405,13 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 			status = NFS4ERR_SEQ_MISORDERED;
 			goto out;
 		}
-	} else {
+	}
+	nslots = reply_cache_slots(c, a->fore.maxreqs, slot_bytes);
+	if (!nslots) {
+		status = NFS4ERR_DELAY;
+		goto out;
+	}
+	if (!clp->confirmed) {
 		if (!nfs4_client_same_principal(c, clp)) {
 			status = NFS4ERR_CLID_INUSE;
 			goto out;
@@ -390,6 +421,9 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 			status = NFS4ERR_SEQ_MISORDERED;
 			goto out;
 		}
+		status = gw_state_confirm_room(c, clp);
+		if (status != NFS4_OK)
+			goto out;
 		old = nfs4_client_by_name(st, clp->name, clp->name_len, true, clp->minor);
 		if (old) {
 			if (old->busy) {
@@ -412,8 +446,11 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 				 CREATE_SESSION4_FLAG_CONN_BACK_CHAN);
 	ses->cb_program = a->cb_program;
 	ses->fore = a->fore;
+	ses->fore.maxreqs = nslots;
 	ses->back = a->back;
-	ses->nslots = a->fore.maxreqs;
+	ses->nslots = nslots;
+	ses->slot_bytes = slot_bytes;
+	st->reply_cache += (uint64_t)nslots * slot_bytes;
 	new_sessionid(st, clp, ses->id);
 	if (c->conn)
 		nfs4_session_bind_conn(ses, c->conn->id);

@@ -283,9 +283,9 @@ void nfs4_session_put(struct nfs4_state *st, struct nfs4_session *ses)
 {
 	uint32_t i;
 
-	(void)st;
 	if (--ses->refs)
 		return;
+	st->reply_cache -= (uint64_t)ses->nslots * ses->slot_bytes;
 	for (i = 0; i < NFS4_SLOTS_MAX; i++)
 		free(ses->slots[i].buf);
 	free(ses);
@@ -338,6 +338,26 @@ void nfs4_state_conn_closed(struct gw_srv *s, uint64_t conn_id)
 	nfs4_state_unlock(st);
 }
 
+/*
+ * A slot's buffer holds its last reply, grown in steps of
+ * NFS4_REPLY_CACHE_STEP up to the session's slot_bytes: most replies are
+ * a few hundred bytes.
+ */
+static bool slot_room(struct nfs4_slot *slot, size_t len)
+{
+	size_t cap = (len + NFS4_REPLY_CACHE_STEP - 1) / NFS4_REPLY_CACHE_STEP * NFS4_REPLY_CACHE_STEP;
+	uint8_t *buf;
+
+	if (slot->buf && slot->cap >= len)
+		return true;
+	buf = realloc(slot->buf, cap ? cap : NFS4_REPLY_CACHE_STEP);
+	if (!buf)
+		return false;
+	slot->buf = buf;
+	slot->cap = (uint32_t)(cap ? cap : NFS4_REPLY_CACHE_STEP);
+	return true;
+}
+
 void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status)
 {
 	struct nfs4_state *st = c->srv->state;
@@ -354,13 +374,10 @@ void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status
 		 * retransmission then gets its real answer rather than
 		 * RETRY_UNCACHED_REP.
 		 */
-		if (!c->out->err && len <= NFS4_REPLY_CACHE_MAX) {
-			if (!slot->buf)
-				slot->buf = malloc(NFS4_REPLY_CACHE_MAX);
-			if (slot->buf && xdr_out_copy(c->out, res_off, slot->buf, len) == len) {
-				slot->len = (uint32_t)len;
-				slot->cached = true;
-			}
+		if (!c->out->err && len <= ses->slot_bytes && slot_room(slot, len) &&
+		    xdr_out_copy(c->out, res_off, slot->buf, len) == len) {
+			slot->len = (uint32_t)len;
+			slot->cached = true;
 		}
 	}
 	slot->inuse = false;
@@ -387,8 +404,8 @@ struct nfs4_owner *nfs4_owner_find(struct nfs4_client *clp, bool is_lock, const 
 	return NULL;
 }
 
-struct nfs4_owner *nfs4_owner_new(struct nfs4_client *clp, bool is_lock, const uint8_t *data,
-				  uint32_t len)
+struct nfs4_owner *nfs4_owner_new(struct nfs4_state *st, struct nfs4_client *clp, bool is_lock,
+				  const uint8_t *data, uint32_t len)
 {
 	struct nfs4_owner *oo = calloc(1, sizeof(*oo));
 
@@ -407,6 +424,10 @@ struct nfs4_owner *nfs4_owner_new(struct nfs4_client *clp, bool is_lock, const u
 	oo->confirmed = clp->minor >= 1;
 	oo->next = clp->owners;
 	clp->owners = oo;
+	if (is_lock) {
+		clp->nlock_owners++;
+		st->nlock_owners++;
+	}
 	return oo;
 }
 
@@ -452,6 +473,10 @@ void nfs4_owner_release(struct nfs4_state *st, struct nfs4_owner *oo)
 			*pp = oo->next;
 			break;
 		}
+	if (oo->is_lock) {
+		oo->clp->nlock_owners--;
+		st->nlock_owners--;
+	}
 	if (oo->refs == 0)
 		owner_free(oo);
 }
@@ -658,5 +683,6 @@ void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *out)
 				out->opens++;
 			out->locks += (unsigned int)f->locks.n;
 		}
+	out->reply_cache = st->reply_cache;
 	nfs4_state_unlock(st);
 }

@@ -83,6 +83,9 @@
 #define NFS4_SLOTS_MAX 64
 #define NFS4_SESSION_OPS_MAX 16
 #define NFS4_REPLY_CACHE_MAX 8192 /* ca_maxresponsesize_cached */
+/* A slot caches replies of up to the session's ca_maxresponsesize_cached, but at least this */
+#define NFS4_REPLY_CACHE_MIN 2048
+#define NFS4_REPLY_CACHE_STEP 512 /* a slot's buffer grows by this much */
 
 int nfs4_state_init(struct gw_srv *s);
 void nfs4_state_fini(struct gw_srv *s);
@@ -125,6 +128,7 @@ bool nfs4_state_in_grace(struct gw_srv *s);
 /* Counters for the stats output */
 struct nfs4_state_stats {
 	unsigned int clients, sessions, opens, locks;
+	uint64_t reply_cache; /* bytes reserved for sessions' reply caches */
 };
 void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *st);
 
@@ -191,6 +195,8 @@ int nfs4_lset_lock(struct nfs4_lset *s, const void *owner, uint32_t type, uint64
 		   uint64_t end);
 /* Unlock [start, end] of @owner (a range split in two may need room: 0 or -ENOMEM) */
 int nfs4_lset_unlock(struct nfs4_lset *s, const void *owner, uint64_t start, uint64_t end);
+/* Would unlocking [start, end] of @owner split one of its ranges in two (one more range)? */
+bool nfs4_lset_splits(const struct nfs4_lset *s, const void *owner, uint64_t start, uint64_t end);
 /* Does @owner hold any lock? */
 bool nfs4_lset_held(const struct nfs4_lset *s, const void *owner);
 /* Drop every lock of @owner; returns how many ranges went */
@@ -223,7 +229,8 @@ struct nfs4_slot {
 	bool inuse;
 	bool cached; /* buf holds the reply to seqid */
 	uint32_t len;
-	uint8_t *buf; /* NFS4_REPLY_CACHE_MAX bytes, allocated on first use */
+	uint8_t *buf; /* cap bytes, at most the session's slot_bytes */
+	uint32_t cap;
 };
 
 struct nfs4_session {
@@ -237,6 +244,7 @@ struct nfs4_session {
 	uint64_t conns[NFS4_SESSION_CONNS_MAX];
 	unsigned int nconns;
 	uint32_t nslots;
+	uint32_t slot_bytes; /* size of each slot's reply cache; nslots x slot_bytes reserved */
 	struct nfs4_slot slots[NFS4_SLOTS_MAX];
 };
 
@@ -266,6 +274,8 @@ struct nfs4_client {
 	struct nfs4_session *sessions;
 	unsigned int nsessions;
 	struct nfs4_owner *owners;
+	/* state held, against the limits of gw_state_limits.c */
+	unsigned int nopens, nlock_owners, nlocks;
 };
 
 /* The cached result of a 4.0 owner's last seqid op */
@@ -346,6 +356,10 @@ struct nfs4_state {
 	uint8_t *fd_pending;
 	size_t fd_cap;
 	struct nfs4_recov *recov; /* stable client records and grace; NULL: none */
+	/* open stateids, lock-owners, byte-range locks of all clients */
+	unsigned int nopens, nlock_owners, nlocks;
+	/* bytes of reply cache the live sessions may use (nslots x slot_bytes each) */
+	uint64_t reply_cache;
 };
 
 /* Take / drop the state lock; dropping it closes the fds queued meanwhile. */
@@ -389,8 +403,8 @@ void nfs4_session_bind_conn(struct nfs4_session *ses, uint64_t conn_id);
 /* ---- owners (state lock held) */
 struct nfs4_owner *nfs4_owner_find(struct nfs4_client *clp, bool is_lock, const uint8_t *data,
 				   uint32_t len);
-struct nfs4_owner *nfs4_owner_new(struct nfs4_client *clp, bool is_lock, const uint8_t *data,
-				  uint32_t len);
+struct nfs4_owner *nfs4_owner_new(struct nfs4_state *st, struct nfs4_client *clp, bool is_lock,
+				  const uint8_t *data, uint32_t len);
 void nfs4_owner_get(struct nfs4_owner *oo);
 void nfs4_owner_put(struct nfs4_state *st, struct nfs4_owner *oo);
 /* Release an owner and all its stateids */
@@ -426,6 +440,8 @@ struct nfs4_stid *nfs4_stid_hash_find(struct nfs4_state *st, const uint8_t *othe
 void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s);
 /* Turn an open stateid into a 4.0 closed one kept for replays */
 void nfs4_stid_close(struct nfs4_state *st, struct nfs4_stid *s);
+/* The byte-range locks of lock stateid @s changed from @before ranges of its file to now */
+void nfs4_stid_count_locks(struct nfs4_state *st, struct nfs4_stid *s, size_t before);
 
 #define NFS4_FIND_OPEN 0x1
 #define NFS4_FIND_LOCK 0x2

@@ -152,6 +152,8 @@ struct nfs4_stid *nfs4_stid_new(struct nfs4_state *st, struct nfs4_client *clp,
 	if (type == NFS4_STID_OPEN) {
 		s->f_next = f->opens;
 		f->opens = s;
+		clp->nopens++;
+		st->nopens++;
 	} else {
 		s->f_next = f->lstids;
 		f->lstids = s;
@@ -197,6 +199,8 @@ static void open_detach(struct nfs4_state *st, struct nfs4_stid *s)
 		s->fds[i] = -1;
 	}
 	unlink_stid(&f->opens, s, true);
+	s->clp->nopens--;
+	st->nopens--;
 	s->file = NULL;
 	nfs4_file_maybe_free(st, f);
 }
@@ -209,7 +213,10 @@ void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s)
 	if (s->type == NFS4_STID_OPEN) {
 		open_detach(st, s);
 	} else if (s->type == NFS4_STID_LOCK && s->file) {
-		nfs4_lset_drop(&s->file->locks, s);
+		size_t n = nfs4_lset_drop(&s->file->locks, s);
+
+		s->clp->nlocks -= (unsigned int)n;
+		st->nlocks -= (unsigned int)n;
 		unlink_stid(&s->file->lstids, s, true);
 		nfs4_file_maybe_free(st, s->file);
 	}
@@ -237,6 +244,14 @@ void nfs4_stid_close(struct nfs4_state *st, struct nfs4_stid *s)
 	if (oo->last_closed && oo->last_closed != s)
 		nfs4_stid_free(st, oo->last_closed);
 	oo->last_closed = s;
+}
+
+void nfs4_stid_count_locks(struct nfs4_state *st, struct nfs4_stid *s, size_t before)
+{
+	unsigned int d = (unsigned int)(s->file->locks.n - before); /* modulo 2^32 both ways */
+
+	s->clp->nlocks += d;
+	st->nlocks += d;
 }
 
 void nfs4_stid_bump(struct nfs4_stid *s)

@@ -490,3 +490,34 @@ nfs_cap_opcounts() {
 			for (j = 1; j <= k; j++) print x[j], t[j], c[j]
 		}'
 }
+
+# nfs_plain_conf [SETTING...]: write $LT_TMP/lacunad.conf exporting the
+# plain directory $LT_TMP/export (made if missing) read-write to
+# 127.0.0.0/8 (root stays root), with the stats file $LT_TMP/stats and
+# each SETTING ("key = value") on a line of its own; sets NFS_CONF and
+# NFS_PLAIN_DIR.
+nfs_plain_conf() {
+	local s
+	NFS_PLAIN_DIR="$LT_TMP/export"
+	NFS_CONF="$LT_TMP/lacunad.conf"
+	mkdir -p "$NFS_PLAIN_DIR" || lt_hard "mkdir $NFS_PLAIN_DIR"
+	{
+		echo "stats_file = $LT_TMP/stats"
+		for s in "$@"; do echo "$s"; done
+		echo "$NFS_PLAIN_DIR 127.0.0.0/8(rw,no_root_squash,fsid=root)"
+	} >"$NFS_CONF" || lt_hard "cannot write $NFS_CONF"
+}
+
+# nfs_stat_at_least KEY N: the counter KEY of the stats file
+# $LT_TMP/stats (rewritten once a second) reaches N; gives up after 20 s
+# with a message that says it timed out.
+nfs_stat_at_least() {
+	local i v
+	for ((i = 0; i < 100; i++)); do
+		v=$(awk -v k="$1" '$1 == k { print $2 }' "$LT_TMP/stats" 2>/dev/null)
+		[ "${v:-0}" -ge "$2" ] && return 0
+		sleep 0.2
+	done
+	echo "# stats: $1 is ${v:-missing}, not $2 or more after 20 s (timed out)"
+	return 1
+}

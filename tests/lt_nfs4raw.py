@@ -153,7 +153,9 @@ def parse_res(op, d):
     if name == "EXCHANGE_ID":
         return dict(clientid=d.u64(), seq=d.u32())
     if name == "CREATE_SESSION":
-        return dict(sessionid=d.fixed(16))
+        # fore: headerpad, maxreq, maxresp, maxresp_cached, maxops, maxreqs
+        return dict(sessionid=d.fixed(16), seqid=d.u32(), flags=d.u32(),
+                    fore=[d.u32() for _ in range(6)])
     if name == "SEQUENCE":
         return (d.fixed(16), d.u32(), d.u32(), d.u32(), d.u32(), d.u32())
     if name == "READ":
@@ -423,3 +425,13 @@ def setclientid(verf, name):
 
 def setclientid_confirm(clientid, verf):
     return ("SETCLIENTID_CONFIRM", u64(clientid) + verf)
+
+
+def lock_exist(type_, offset, length, lock_sid, lock_seqid, reclaim=False):
+    """LOCK by a lock-owner that has a lock stateid on the file (exist_lock_owner4)"""
+    return ("LOCK", u32(type_) + u32(reclaim) + u64(offset) + u64(length) + u32(0) +
+            lock_sid + u32(lock_seqid))
+
+
+def locku(type_, seqid, lock_sid, offset, length):
+    return ("LOCKU", u32(type_) + u32(seqid) + lock_sid + u64(offset) + u64(length))
