@@ -83,13 +83,8 @@ sync
 
 stats="$LT_TMP/lacunad.stats"
 conf="$LT_TMP/lacunad.conf"
-{
-	echo "threads = 2"
-	echo "lease_time = 10"
-	echo "grace = off"
-	echo "stats_file = $stats"
-	echo "$e 127.0.0.0/8(rw,no_root_squash)"
-} >"$conf"
+printf '%s\n' "threads = 2" "grace = off" "stats_file = $stats" \
+	"$e 127.0.0.0/8(rw,no_root_squash)" >"$conf"
 nfs_start --config "$conf"
 
 # the host's flipper, waiting for the guest's go

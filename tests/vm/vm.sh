@@ -410,7 +410,7 @@ _vm_ensure() {
 			if [ $have = 0 ]; then
 				_vm_log "no $VM_META in apt's lists, running apt-get update"
 				_vm_apt apt-get update -q >/dev/null 2>&1
-				_vm_resolve || _vm_skip "apt knows no $VM_META package${VM_SUITE:+ in $VM_SUITE}"
+				_vm_resolve || _vm_skip "apt knows no $VM_META package${VM_SUITE:+ in $VM_SUITE at $LACUNA_VM_MIRROR (no network?)}"
 			fi
 		fi
 		[ -n "${VM_PKG:-}" ] && _vm_check_release
