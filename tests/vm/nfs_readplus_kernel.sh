@@ -21,7 +21,9 @@
 #   O_DIRECT in 1 MiB requests; every region of every read must be all
 #   zeros or all one value, and both states must have been seen. The same
 #   checker, run on a file made with a region half data, half hole, must
-#   report it torn: it can see a tear (the negative control).
+#   report it torn, and so must the same reads of a file whose regions
+#   the host writes in two halves 2 ms apart (torn in the file itself for
+#   a while): the check can see a tear (the negative controls).
 # - /proc/self/mountstats of the mount: READ_PLUS ops > 0, READ ops 0; and
 #   lacunad's statistics file counts READ_PLUS and its hole bytes (at least
 #   the all-hole file read four times).
@@ -76,6 +78,7 @@ done
 # the torture file starts as a hole; the negative control's has region 1
 # half data (one byte value, as the flipper writes it), half hole
 truncate -s 4M "$e/flip" || lt_hard "truncate flip"
+truncate -s 4M "$e/split" || lt_hard "truncate split"
 truncate -s 1M "$e/torn" || lt_hard "truncate torn"
 head -c 32768 /dev/zero | tr '\0' '\7' |
 	dd of="$e/torn" bs=32k seek=2 conv=notrunc status=none || lt_hard "dd torn"
@@ -87,20 +90,28 @@ printf '%s\n' "threads = 2" "grace = off" "stats_file = $stats" \
 	"$e 127.0.0.0/8(rw,no_root_squash)" >"$conf"
 nfs_start --config "$conf"
 
-# the host's flipper, waiting for the guest's go
-setsid python3 "$share/rp_regions.py" flip "$e/flip" $REGION "$share/flip.stop" "$share/flip.go" \
-	>"$LT_TMP/flip.out" 2>&1 &
-flip_pid=$!
+# the host's flippers, each waiting for the guest's go: "flip" as lacunad
+# must keep it atomic, "split" writing half regions (the negative control)
+declare -A FLIP_PID
+for f in flip split; do
+	mode=()
+	[ $f = split ] && mode=(split)
+	setsid python3 "$share/rp_regions.py" flip "$e/$f" $REGION "$share/$f.stop" "$share/$f.go" \
+		"${mode[@]}" >"$LT_TMP/$f.out" 2>&1 &
+	FLIP_PID[$f]=$!
+done
 stop_flip() {
-	[ -n "${flip_pid:-}" ] || return 0
-	touch "$share/flip.stop"
-	for ((i = 0; i < 600; i++)); do
-		kill -0 "$flip_pid" 2>/dev/null || break
-		sleep 0.1
+	local f i
+	for f in "${!FLIP_PID[@]}"; do
+		touch "$share/$f.stop"
+		for ((i = 0; i < 600; i++)); do
+			kill -0 "${FLIP_PID[$f]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "${FLIP_PID[$f]}" 2>/dev/null
+		wait "${FLIP_PID[$f]}" 2>/dev/null
+		unset "FLIP_PID[$f]"
 	done
-	kill "$flip_pid" 2>/dev/null
-	wait "$flip_pid" 2>/dev/null
-	flip_pid=
 }
 lt_push_cleanup stop_flip
 
@@ -138,6 +149,12 @@ sleep 1
 python3 "$SHARE/rp_regions.py" check "$m/flip" $REGION "$TORTURE_READS" 1048576 >"$SHARE/flip.out" 2>&1
 r flip_rc $?
 touch "$SHARE/flip.stop"
+step "negative control: the same reads while the host writes regions in halves"
+touch "$SHARE/split.go"
+sleep 1
+python3 "$SHARE/rp_regions.py" check "$m/split" $REGION 200 1048576 >"$SHARE/split.out" 2>&1
+r split_rc $?
+touch "$SHARE/split.stop"
 step mountstats
 awk -v m=$m '$1 == "device" { on = ($5 == m) } on' /proc/self/mountstats >"$SHARE/mountstats"
 r mountstat_read "$(awk '$1 == "READ:" { print $2 }' "$SHARE/mountstats")"
@@ -197,6 +214,11 @@ lt_check "... regions seen as holes ($(n holes)) and as data ($(n datas))" \
 	test "$(n holes)" -gt 0 -a "$(n datas)" -gt 0
 flips=$(sed -n 's/^flips=\([0-9]*\).*/\1/p' "$LT_TMP/flip.out")
 lt_check "... the host flipped regions meanwhile (${flips:-no} flips)" test "${flips:-0}" -gt 0
+sed 's/^/# split: /' "$share/split.out" "$LT_TMP/split.out"
+res=$(tail -n 1 "$share/split.out")
+lt_check_eq "negative control: the same reads see torn regions while the host writes halves" \
+	1 "$(val split_rc)"
+lt_check "... $(n torn) torn regions in $(n reads) reads" test "$(n torn)" -gt 0
 
 # ---- the client sent READ_PLUS, never READ
 sed 's/^/# mountstats: /' "$share/mountstats" | grep -E ' (READ|READ_PLUS|WRITE):'

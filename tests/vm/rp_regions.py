@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Regions that flip between data and hole, and a reader that checks them.
 
-  rp_regions.py flip FILE REGION STOPFILE GOFILE
-      once GOFILE exists and until STOPFILE exists: pick a random region of FILE (REGION bytes
-      each, the file's size a multiple of it) and either write it whole
-      with one pwrite (every byte one value, 1..255, new each time) or
-      punch it (FALLOC_FL_PUNCH_HOLE). Prints "flips=N writes=W punches=P".
+  rp_regions.py flip FILE REGION STOPFILE GOFILE [split]
+      once GOFILE exists and until STOPFILE exists: pick a random region
+      of FILE (REGION bytes each, the file's size a multiple of it) and
+      either write it whole with one pwrite (every byte one value, 1..255,
+      new each time) or punch it (FALLOC_FL_PUNCH_HOLE). Prints
+      "flips=N writes=W punches=P". With "split" (a negative control) each
+      write is two pwrites of half a region 2 ms apart: the file itself
+      then holds torn regions for a while, which a reader must see.
   rp_regions.py check FILE REGION READS READSIZE
       READS reads of READSIZE bytes with O_DIRECT (page-aligned buffer),
       at offsets walking the file in READSIZE steps, and for every region
@@ -29,7 +32,7 @@ FALLOC_FL_KEEP_SIZE = 1
 FALLOC_FL_PUNCH_HOLE = 2
 
 
-def flip(path, region, stopfile, gofile):
+def flip(path, region, stopfile, gofile, split):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
     fd = os.open(path, os.O_RDWR)
@@ -45,7 +48,14 @@ def flip(path, region, stopfile, gofile):
             val = val % 255 + 1
             buf.seek(0)
             buf.write(bytes([val]) * region)
-            if os.pwrite(fd, buf, r * region) != region:
+            if split:
+                h = region // 2
+                ok = os.pwrite(fd, buf[:h], r * region) == h
+                time.sleep(0.002)
+                ok = ok and os.pwrite(fd, buf[h:], r * region + h) == region - h
+            else:
+                ok = os.pwrite(fd, buf, r * region) == region
+            if not ok:
                 sys.exit("flip: short pwrite")
             writes += 1
         else:
@@ -88,8 +98,8 @@ def check(path, region, reads, readsize):
 
 def main():
     a = sys.argv[1:]
-    if len(a) == 5 and a[0] == "flip":
-        flip(a[1], int(a[2]), a[3], a[4])
+    if len(a) in (5, 6) and a[0] == "flip":
+        flip(a[1], int(a[2]), a[3], a[4], a[5:] == ["split"])
         return 0
     if len(a) == 5 and a[0] == "check":
         return check(a[1], int(a[2]), int(a[3]), int(a[4]))
