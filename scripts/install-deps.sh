@@ -16,7 +16,7 @@ PKGS=(
 	# decoding the wire (tests/integ/nfs_tshark.sh)
 	tshark
 	# the Linux kernel client in a VM (tests/vm); RDMA over soft-RoCE in it
-	qemu-system-x86 busybox-static cpio kmod xz-utils
+	qemu-system-x86 busybox-static cpio kmod xz-utils zstd
 	ibverbs-providers ibverbs-utils rdmacm-utils
 )
 

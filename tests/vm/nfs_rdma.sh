@@ -17,7 +17,12 @@
 # with O_DIRECT in 1 MiB requests and 1 MiB in 4 KiB requests (RDMA Read
 # and Write chunks), makes a symlink and reads it, lists a 300-entry
 # directory (a READDIR reply longer than the inline threshold: a Reply
-# chunk), renames, removes, makes and removes directories, and unmounts.
+# chunk), renames, removes, makes and removes directories, and unmounts;
+# the mount's /proc/self/mountstats must show WRITE and READDIR sent and,
+# over RDMA, the reads sent as READ and no READ_PLUS (RFC 8267 section 6:
+# the Linux client never sends READ_PLUS over RDMA, also where it does
+# over TCP). LACUNA_VM_KERNEL picks the guest kernel; tests/vm/k612/
+# runs it all on 6.12.
 #
 # Then our own client, with no kernel mount: lt_seekmap makes sparse files
 # on the lacunafs mount (mostly holes, dense, hundreds of small extents,
@@ -228,6 +233,11 @@ pass() { # pass TAG VERS
 	r "${t}_ls" "$(ls "$d" | tr '\n' ' ')"
 	# free the guest's RAM for the next pass
 	rm -rf "$d/many" "$d/b$BIG_MIB" "$d/b8" && r "${t}_cleanup" ok
+	# what the client sent: READ, WRITE, READDIR (READ_PLUS only over TCP)
+	awk -v m="$m" '$1 == "device" { on = ($5 == m) } on' /proc/self/mountstats >/tmp/ms
+	for n in READ READ_PLUS WRITE READDIR; do
+		r "${t}_ms_$n" "$(awk -v n="$n:" '$1 == n { c = $2 } END { print c + 0 }' /tmp/ms)"
+	done
 	step "$t: umount"
 	umount "$m" && r "${t}_umount" ok
 }
@@ -493,6 +503,17 @@ for v in 42 41; do
 	lt_check_eq "vers=$vers: ls" "b$BIG_MIB b8 d16 many renamed s1000 s4096 s65537 sym " \
 		"$(val "${t}_ls")"
 	lt_check_eq "vers=$vers: rm -rf" ok "$(val "${t}_cleanup")"
+	# mountstats: the reads were READs over RDMA (RFC 8267 section 6: no
+	# READ_PLUS there; the 6.12 client sends READ_PLUS over TCP alone)
+	ms="READ=$(val "${t}_ms_READ") READ_PLUS=$(val "${t}_ms_READ_PLUS")"
+	ms+=" WRITE=$(val "${t}_ms_WRITE") READDIR=$(val "${t}_ms_READDIR")"
+	lt_log "vers=$vers: mountstats: $ms"
+	lt_check "vers=$vers: mountstats: WRITE and READDIR sent ($ms)" \
+		test "$(val "${t}_ms_WRITE")" -gt 0 -a "$(val "${t}_ms_READDIR")" -gt 0
+	if [ "$LT_RDMA_PROTO" = rdma ]; then
+		lt_check "vers=$vers: mountstats: the reads went as READ over RDMA ($ms)" \
+			test "$(val "${t}_ms_READ")" -gt 0 -a "$(val "${t}_ms_READ_PLUS")" -eq 0
+	fi
 	lt_check_eq "vers=$vers: umount" ok "$(val "${t}_umount")"
 done
 

@@ -7,23 +7,36 @@
 # its output and exit status. Tests use it for what this machine's kernel
 # lacks: the Linux NFS client, soft-RoCE, nfsd.
 #
-#   vm.sh prepare                  fetch the kernel, build the initramfs
+#   vm.sh prepare [--kernel K]     fetch the kernel, build the initramfs
 #   vm.sh run [OPTIONS] -- CMD...  boot, run CMD, exit with its status
-#   vm.sh info                     kernel release and paths in the cache
+#   vm.sh info [--kernel K]        kernel release and paths in the cache
 #   vm.sh help
+#
+# K (--kernel, else $LACUNA_VM_KERNEL, else 6.1) names the kernel:
+#   6.1    linux-image-amd64 from the system's apt sources (Debian 12: 6.1)
+#   6.12   linux-image-amd64 from bookworm-backports (6.12), looked up in
+#          a private apt source list under the cache (the system's apt
+#          configuration is never changed)
+#   linux-image-VERSION-amd64   that package, from the system's sources or
+#          else from bookworm-backports
+# Several kernels live side by side in one cache.
 #
 # Sourced, it defines vm_require, vm_prepare and vm_run for test scripts.
 #
 # Operation: "prepare" downloads (never installs) the linux-image-*-amd64
-# package that linux-image-amd64 depends on, unpacks it with dpkg -x under
+# package that K stands for, unpacks it with dpkg -x under
 # $LACUNA_VM_CACHE, runs depmod -b on its modules and builds an initramfs
 # from busybox-static, guest-init, guest-stage2 and the handful of modules
-# needed to mount 9p and overlayfs. Everything lands in a temporary name
-# first and is renamed into place under an exclusive flock, so parallel
-# tests share one cache. "run" holds a shared flock on the cache while its
-# VM lives, writes the command and the run's parameters into a private
+# needed to mount 9p and overlayfs (decompressed; those built in are left
+# out). Everything lands in a temporary name first and is renamed into
+# place; preparing is serialised by an exclusive flock on prep.lock.
+# "run" holds a shared flock on the cache's lock while its VM lives (so
+# parallel runs share one cache), prepares its kernel under prep.lock
+# when it must, writes the command and the run's parameters into a private
 # control directory that the guest mounts over 9p, starts qemu, streams
 # the command's output files, and kills qemu (by PID) on timeout or exit.
+# Kernels and images no name points to any more are removed by "prepare"
+# only when it gets the lock exclusively at once (no VM running).
 #
 # Exit codes of "run": the command's own status; 77 when the VM cannot be
 # had here (no qemu, no kernel package); 99 when the VM failed (boot
@@ -32,6 +45,7 @@
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_SH="$VM_DIR/vm.sh"
 : "${LACUNA_VM_CACHE:=/var/cache/lacuna-vm}"
+: "${LACUNA_VM_MIRROR:=http://deb.debian.org/debian}"
 
 # Modules put into the initramfs (with their dependencies): what it takes
 # to mount the host's root and build the overlay.
@@ -48,7 +62,11 @@ vm_require() {
 	local out rc=0
 	out=$("$VM_SH" prepare 2>&1) || rc=$?
 	case $rc in
-	0) return 0 ;;
+	0)
+		echo "# VM kernel ${LACUNA_VM_KERNEL:-6.1}:" \
+			"$("$VM_SH" info | sed -n 's/^kernel_release=//p')"
+		return 0
+		;;
 	77)
 		echo "SKIP: ${out##*SKIP: }"
 		exit 77
@@ -111,34 +129,106 @@ _vm_check_host() {
 	fi
 }
 
-_vm_lock() { # _vm_lock -x|-s
+# _vm_lock -s|-xn: the cache's lock, shared while a VM runs; exclusive
+# (without waiting, else status 1) to prune.
+_vm_lock() {
 	mkdir -p "$LACUNA_VM_CACHE" || _vm_die "mkdir $LACUNA_VM_CACHE failed"
 	exec {VM_LOCKFD}>>"$LACUNA_VM_CACHE/lock" || _vm_die "open $LACUNA_VM_CACHE/lock failed"
-	flock "$1" "$VM_LOCKFD" || _vm_die "flock $LACUNA_VM_CACHE/lock failed"
+	flock "$1" "$VM_LOCKFD" && return 0
+	_vm_unlock
+	[ "$1" = -xn ] && return 1
+	_vm_die "flock $LACUNA_VM_CACHE/lock failed"
 }
 _vm_unlock() {
 	[ -n "${VM_LOCKFD:-}" ] || return 0
 	exec {VM_LOCKFD}>&-
 	VM_LOCKFD=
 }
+# _vm_prep_lock / _vm_prep_unlock: exclusive, while fetching or building.
+_vm_prep_lock() {
+	mkdir -p "$LACUNA_VM_CACHE" || _vm_die "mkdir $LACUNA_VM_CACHE failed"
+	exec {VM_PREPFD}>>"$LACUNA_VM_CACHE/prep.lock" ||
+		_vm_die "open $LACUNA_VM_CACHE/prep.lock failed"
+	flock -x "$VM_PREPFD" || _vm_die "flock $LACUNA_VM_CACHE/prep.lock failed"
+}
+_vm_prep_unlock() {
+	[ -n "${VM_PREPFD:-}" ] || return 0
+	exec {VM_PREPFD}>&-
+	VM_PREPFD=
+}
 
-# _vm_resolve: set VM_PKG and VM_PKGVER from apt's lists (no network).
-_vm_resolve() {
-	VM_PKG=$(apt-cache depends linux-image-amd64 2>/dev/null |
-		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9].*-amd64$/ { print $2; exit }')
+# _vm_kernel: set what the kernel name $VM_KERNEL stands for: VM_KNAME
+# (its key in the cache), VM_PTR (the file naming its directory), VM_SUITE
+# (the suite of its private apt list; empty: the system's sources),
+# VM_META (the package to resolve) and VM_KPREFIX (what its release must
+# start with).
+_vm_kernel() {
+	local k=${VM_KERNEL:-${LACUNA_VM_KERNEL:-6.1}}
+	VM_SUITE='' VM_META=linux-image-amd64 VM_KPREFIX=''
+	case $k in
+	6.1 | bookworm) VM_KNAME=6.1 VM_KPREFIX=6.1. ;;
+	6.12 | bookworm-backports) VM_KNAME=6.12 VM_SUITE=bookworm-backports VM_KPREFIX=6.12. ;;
+	linux-image-[0-9]*-amd64) VM_KNAME=$k VM_META=$k ;;
+	*) _vm_die "unknown kernel \"$k\" (6.1, 6.12 or linux-image-VERSION-amd64)" ;;
+	esac
+	# "current" for 6.1: the name caches made before several kernels had
+	VM_PTR=$LACUNA_VM_CACHE/current
+	[ "$VM_KNAME" = 6.1 ] || VM_PTR=$LACUNA_VM_CACHE/current-$VM_KNAME
+}
+
+# _vm_apt apt-get|apt-cache ARGS...: apt on the system's sources, or with
+# $VM_SUITE on a private list under the cache (its own lists and caches;
+# the system's apt configuration and state are left alone).
+_vm_apt() {
+	local d=$LACUNA_VM_CACHE/apt-$VM_SUITE cmd=$1
+	shift
+	if [ -z "$VM_SUITE" ]; then
+		"$cmd" "$@"
+		return
+	fi
+	if [ ! -f "$d/sources.list" ]; then
+		mkdir -p "$d/lists/partial" "$d/cache/archives/partial" || return 1
+		echo "deb $LACUNA_VM_MIRROR $VM_SUITE main" >"$d/sources.list" || return 1
+	fi
+	"$cmd" -o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts=- \
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
+		-o APT::Get::List-Cleanup=0 "$@"
+}
+
+# _vm_resolve1: set VM_PKG and VM_PKGVER from apt's lists (no network).
+_vm_resolve1() {
+	if [ "$VM_META" = linux-image-amd64 ]; then
+		VM_PKG=$(_vm_apt apt-cache depends linux-image-amd64 2>/dev/null |
+			awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9].*-amd64$/ { print $2; exit }')
+	else
+		VM_PKG=$VM_META
+	fi
 	[ -n "$VM_PKG" ] || return 1
-	VM_PKGVER=$(apt-cache policy "$VM_PKG" 2>/dev/null | awk '$1 == "Candidate:" { print $2 }')
+	VM_PKGVER=$(_vm_apt apt-cache policy "$VM_PKG" 2>/dev/null | awk '$1 == "Candidate:" { print $2 }')
 	if [ -z "$VM_PKGVER" ] || [ "$VM_PKGVER" = "(none)" ]; then
 		VM_PKG=
 		return 1
 	fi
 }
 
-# _vm_load_current: set VM_KDIR, VM_KVER, VM_ROOT from $CACHE/current.
+# _vm_resolve: _vm_resolve1, and a package named outright not in the
+# system's sources is looked for in bookworm-backports.
+_vm_resolve() {
+	_vm_resolve1 && return 0
+	[ "$VM_META" != linux-image-amd64 ] && [ -z "$VM_SUITE" ] || return 1
+	VM_SUITE=bookworm-backports
+	if _vm_resolve1 || { _vm_apt apt-get update -q >/dev/null 2>&1 && _vm_resolve1; }; then
+		return 0
+	fi
+	VM_SUITE=''
+	return 1
+}
+
+# _vm_load_current: set VM_KDIR, VM_KVER, VM_ROOT from $VM_PTR.
 _vm_load_current() {
 	local name
-	[ -r "$LACUNA_VM_CACHE/current" ] || return 1
-	read -r name <"$LACUNA_VM_CACHE/current" || return 1
+	[ -r "$VM_PTR" ] || return 1
+	read -r name <"$VM_PTR" || return 1
 	VM_KDIR="$LACUNA_VM_CACHE/$name"
 	VM_ROOT="$VM_KDIR/root"
 	[ -f "$VM_KDIR/ready" ] || return 1
@@ -152,12 +242,12 @@ _vm_fetch() {
 	tmp=$(mktemp -d "$LACUNA_VM_CACHE/.fetch.XXXXXX") || _vm_die "mktemp in $LACUNA_VM_CACHE failed"
 	log="$tmp/apt.log"
 	_vm_log "downloading $VM_PKG $VM_PKGVER"
-	if ! (cd "$tmp" && apt-get download -q "$VM_PKG=$VM_PKGVER") >"$log" 2>&1; then
+	if ! (cd "$tmp" && _vm_apt apt-get download -q "$VM_PKG=$VM_PKGVER") >"$log" 2>&1; then
 		# Stale lists name a version the mirror dropped: refresh once.
 		_vm_log "apt-get download failed, running apt-get update"
-		if apt-get update -q >>"$log" 2>&1 && _vm_resolve &&
+		if _vm_apt apt-get update -q >>"$log" 2>&1 && _vm_resolve &&
 			name="${VM_PKG}_${VM_PKGVER}" &&
-			(cd "$tmp" && apt-get download -q "$VM_PKG=$VM_PKGVER") >>"$log" 2>&1; then
+			(cd "$tmp" && _vm_apt apt-get download -q "$VM_PKG=$VM_PKGVER") >>"$log" 2>&1; then
 			:
 		else
 			tail -n 5 "$log" >&2
@@ -178,34 +268,55 @@ _vm_fetch() {
 	depmod -b "$tmp/root" "$kver" || { rm -rf "$tmp"; _vm_die "depmod -b $tmp/root $kver failed"; }
 	echo "$kver" >"$tmp/ready"
 	rm -f "$log"
+	# a directory without "ready" is a leftover no VM can be using
 	rm -rf "${LACUNA_VM_CACHE:?}/$name"
 	mv "$tmp" "$LACUNA_VM_CACHE/$name" || _vm_die "mv $tmp failed"
 	chmod 755 "$LACUNA_VM_CACHE/$name"
-	if ! echo "$name" >"$LACUNA_VM_CACHE/current.tmp" ||
-		! mv "$LACUNA_VM_CACHE/current.tmp" "$LACUNA_VM_CACHE/current"; then
-		_vm_die "writing $LACUNA_VM_CACHE/current failed"
+	_vm_point "$name"
+}
+
+# _vm_point DIRNAME: make $VM_PTR name that kernel directory.
+_vm_point() {
+	if ! echo "$1" >"$VM_PTR.tmp" || ! mv "$VM_PTR.tmp" "$VM_PTR"; then
+		_vm_die "writing $VM_PTR failed"
 	fi
 }
 
-# _vm_extract_vmlinux: unpack the ELF kernel from the xz-compressed
-# bzImage. qemu boots it straight through its PVH entry, which spares the
-# guest decompressing itself under TCG (seconds per boot). Without it
-# (other compression, no CONFIG_PVH) runs boot the bzImage.
+# _vm_check_release: the kernel found is the one its name promises.
+_vm_check_release() {
+	local kver=${VM_PKG#linux-image-}
+	case $kver in
+	"$VM_KPREFIX"*) ;;
+	*) _vm_skip "apt offers $VM_PKG ${VM_PKGVER} for kernel $VM_KNAME, not a ${VM_KPREFIX}x kernel" ;;
+	esac
+}
+
+# _vm_extract_vmlinux: unpack the ELF kernel from the xz- or
+# zstd-compressed bzImage (Debian's 6.1 uses xz, 6.12 zstd). qemu boots it
+# straight through its PVH entry, which spares the guest decompressing
+# itself under TCG (seconds per boot). Without it (other compression, no
+# CONFIG_PVH) runs boot the bzImage.
 _vm_extract_vmlinux() {
-	local bz="$VM_ROOT/boot/vmlinuz-$VM_KVER" off magic
+	local bz="$VM_ROOT/boot/vmlinuz-$VM_KVER" off magic unz pat
 	: >"$VM_KDIR/vmlinux.none"
 	grep -q '^CONFIG_PVH=y' "$VM_ROOT/boot/config-$VM_KVER" 2>/dev/null || return 0
-	command -v xz >/dev/null || return 0
-	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$bz" 2>/dev/null | head -n 1 | cut -d: -f1)
-	[ -n "$off" ] || return 0
-	# xz complains about the bytes after its stream; the ELF check decides.
-	tail -c +$((off + 1)) "$bz" | xz -dc >"$VM_KDIR/vmlinux.tmp" 2>/dev/null
-	magic=$(head -c 4 "$VM_KDIR/vmlinux.tmp" | od -An -tx1 | tr -d ' \n')
-	if [ "$magic" = 7f454c46 ]; then
-		mv "$VM_KDIR/vmlinux.tmp" "$VM_KDIR/vmlinux" && rm -f "$VM_KDIR/vmlinux.none"
+	if grep -q '^CONFIG_KERNEL_ZSTD=y' "$VM_ROOT/boot/config-$VM_KVER"; then
+		unz=zstd pat='\x28\xb5\x2f\xfd'
 	else
-		rm -f "$VM_KDIR/vmlinux.tmp"
+		unz=xz pat='\xfd7zXZ\x00'
 	fi
+	command -v $unz >/dev/null || return 0
+	# the magic may occur by chance before the stream: the ELF check decides
+	for off in $(LC_ALL=C grep -obUaP "$pat" "$bz" 2>/dev/null | head -n 4 | cut -d: -f1); do
+		# the decompressor complains about the bytes after its stream
+		tail -c +$((off + 1)) "$bz" | $unz -dc >"$VM_KDIR/vmlinux.tmp" 2>/dev/null
+		magic=$(head -c 4 "$VM_KDIR/vmlinux.tmp" | od -An -tx1 | tr -d ' \n')
+		if [ "$magic" = 7f454c46 ]; then
+			mv "$VM_KDIR/vmlinux.tmp" "$VM_KDIR/vmlinux" && rm -f "$VM_KDIR/vmlinux.none"
+			return 0
+		fi
+	done
+	rm -f "$VM_KDIR/vmlinux.tmp"
 	return 0
 }
 
@@ -219,7 +330,7 @@ _vm_initrd_path() {
 }
 
 _vm_build_initrd() {
-	local tmp m verb path ko list
+	local tmp m verb path ko list found unz
 	tmp=$(mktemp -d "$LACUNA_VM_CACHE/.initrd.XXXXXX") || _vm_die "mktemp failed"
 	mkdir -p "$tmp/t/bin" "$tmp/t/dev" "$tmp/t/proc" "$tmp/t/sys" "$tmp/t/modules"
 	cp "$VM_BUSYBOX" "$tmp/t/bin/busybox" || _vm_die "cp $VM_BUSYBOX failed"
@@ -230,16 +341,32 @@ _vm_build_initrd() {
 	install -m 755 "$VM_DIR/guest-stage2" "$tmp/t/guest-stage2" || _vm_die "install guest-stage2 failed"
 	mknod -m 600 "$tmp/t/dev/console" c 5 1 2>/dev/null
 	list=()
+	# busybox insmod takes plain .ko files: compressed ones are unpacked;
+	# what the kernel has built in needs nothing.
 	for m in $VM_INITRD_MODULES; do
+		found=0
 		while read -r verb path _; do
+			[ "$verb" = builtin ] && [ "$path" = "$m" ] && found=1
 			[ "$verb" = insmod ] || continue
 			ko=$(basename "$path")
+			case $ko in
+			*.ko.xz) unz="xz -dc" ;;
+			*.ko.zst) unz="zstd -dcq" ;;
+			*.ko.gz) unz="gzip -dc" ;;
+			*) unz="cat" ;;
+			esac
+			command -v "${unz%% *}" >/dev/null ||
+				_vm_skip "${unz%% *} not installed (needed for $ko of $VM_KVER)"
+			ko=${ko%.xz}
+			ko=${ko%.zst}
+			ko=${ko%.gz}
 			case " ${list[*]} " in *" $ko "*) continue ;; esac
-			cp "$path" "$tmp/t/modules/$ko" || _vm_die "cp $path failed"
+			$unz <"$path" >"$tmp/t/modules/$ko" || _vm_die "unpacking $path failed"
 			list+=("$ko")
 		done < <(modprobe -d "$VM_ROOT" -S "$VM_KVER" --show-depends "$m" 2>&1 ||
 			echo "error $m")
-		[ -f "$tmp/t/modules/$m.ko" ] || _vm_die "module $m not found for $VM_KVER"
+		[ $found = 1 ] || [ -f "$tmp/t/modules/$m.ko" ] ||
+			_vm_die "module $m not found for $VM_KVER"
 	done
 	printf '%s\n' "${list[@]}" >"$tmp/t/modules.list"
 	(cd "$tmp/t" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) \
@@ -249,37 +376,55 @@ _vm_build_initrd() {
 	_vm_log "built $VM_INITRD"
 }
 
-# _vm_prune: drop kernels and initramfs images that are no longer current.
+# _vm_prune: drop kernel directories no name points to, and initramfs
+# images of other guest scripts. Only while no VM runs: it takes the
+# cache's lock exclusively, without waiting, or leaves everything.
 _vm_prune() {
-	local d
-	for d in "$LACUNA_VM_CACHE"/linux-image-*; do
-		[ -d "$d" ] && [ "$d" != "$VM_KDIR" ] && rm -rf "$d"
+	local d p keep=" "
+	_vm_lock -xn || { _vm_log "VMs running, nothing pruned"; return 0; }
+	for p in "$LACUNA_VM_CACHE"/current "$LACUNA_VM_CACHE"/current-*; do
+		[ -f "$p" ] && [ "${p%.tmp}" = "$p" ] && read -r d <"$p" && keep+="$d "
 	done
-	for d in "$VM_KDIR"/initrd-*.img; do
-		[ -f "$d" ] && [ "$d" != "$VM_INITRD" ] && rm -f "$d"
+	for d in "$LACUNA_VM_CACHE"/linux-image-*; do
+		[ -d "$d" ] || continue
+		case $keep in
+		*" ${d##*/} "*) ;;
+		*) rm -rf "$d"; continue ;;
+		esac
+		for p in "$d"/initrd-*.img; do
+			[ -f "$p" ] && [ "${p##*/}" != "${VM_INITRD##*/}" ] && rm -f "$p"
+		done
 	done
 	rm -rf "$LACUNA_VM_CACHE"/.fetch.* "$LACUNA_VM_CACHE"/.initrd.*
+	_vm_unlock
 }
 
-# _vm_ensure FULL: make the cache usable (exclusive lock held). With FULL,
-# also look for a newer kernel package than the cached one.
+# _vm_ensure FULL: make the cache usable for the kernel $VM_KNAME
+# (prep.lock held). With FULL, also look for a newer package than the
+# cached one.
 _vm_ensure() {
 	local full=$1 rc have=0
 	_vm_load_current && have=1
 	if [ "$full" = 1 ] || [ $have = 0 ]; then
 		if ! _vm_resolve; then
 			if [ $have = 0 ]; then
-				_vm_log "no linux-image-amd64 in apt's lists, running apt-get update"
-				apt-get update -q >/dev/null 2>&1
-				_vm_resolve || _vm_skip "apt knows no linux-image-amd64 package"
+				_vm_log "no $VM_META in apt's lists, running apt-get update"
+				_vm_apt apt-get update -q >/dev/null 2>&1
+				_vm_resolve || _vm_skip "apt knows no $VM_META package${VM_SUITE:+ in $VM_SUITE at $LACUNA_VM_MIRROR (no network?)}"
 			fi
 		fi
+		[ -n "${VM_PKG:-}" ] && _vm_check_release
 		if [ -n "${VM_PKG:-}" ] &&
 			{ [ $have = 0 ] || [ "$VM_KDIR" != "$LACUNA_VM_CACHE/${VM_PKG}_${VM_PKGVER}" ]; }; then
 			rc=0
-			_vm_fetch || rc=$?
+			if [ -f "$LACUNA_VM_CACHE/${VM_PKG}_${VM_PKGVER}/ready" ]; then
+				# cached under another name already
+				_vm_point "${VM_PKG}_${VM_PKGVER}"
+			else
+				_vm_fetch || rc=$?
+			fi
 			if [ $rc = 77 ]; then
-				[ $have = 1 ] || _vm_skip "cannot download $VM_PKG (no network or apt)"
+				[ $have = 1 ] || _vm_skip "cannot download $VM_PKG $VM_PKGVER${VM_SUITE:+ from $VM_SUITE} (no network or apt)"
 				echo "vm: cannot download $VM_PKG $VM_PKGVER, keeping the cached kernel" >&2
 			fi
 			_vm_load_current || _vm_die "cache $LACUNA_VM_CACHE unusable after fetch"
@@ -289,20 +434,30 @@ _vm_ensure() {
 	[ -f "$VM_KDIR/vmlinux" ] || [ -f "$VM_KDIR/vmlinux.none" ] || _vm_extract_vmlinux
 	_vm_initrd_path || _vm_die "hashing the initramfs inputs failed"
 	[ -f "$VM_INITRD" ] || _vm_build_initrd
-	[ "$full" = 1 ] && _vm_prune
 	return 0
+}
+
+# _vm_ready: the kernel $VM_KNAME and its initramfs are in the cache.
+_vm_ready() {
+	_vm_load_current && _vm_initrd_path && [ -f "$VM_INITRD" ] &&
+		{ [ -f "$VM_KDIR/vmlinux" ] || [ -f "$VM_KDIR/vmlinux.none" ]; }
 }
 
 # ---- commands ---------------------------------------------------------
 
 _vm_usage() {
 	cat <<'EOF'
-usage: vm.sh prepare [-v]
+usage: vm.sh prepare [--kernel K] [-v]
        vm.sh run [OPTIONS] -- CMD [ARG...]
-       vm.sh info
+       vm.sh info [--kernel K]
        vm.sh help
 
+K: 6.1 (default: linux-image-amd64 of the system's apt sources),
+   6.12 (linux-image-amd64 of bookworm-backports, through a private apt
+   list in the cache) or linux-image-VERSION-amd64 (that package)
+
 run options:
+  --kernel K         boot kernel K (default $LACUNA_VM_KERNEL, else 6.1)
   --share DIR        mount host DIR writable at the same path in the guest
                      (repeatable; the rest of the host root is read-only)
   --modules M[,M...] load these modules before CMD (after virtio_net, nfsv4)
@@ -321,6 +476,8 @@ run options:
   -v, --verbose      progress and timings on stderr
 
 environment: LACUNA_VM_CACHE (default /var/cache/lacuna-vm),
+  LACUNA_VM_KERNEL (default 6.1), LACUNA_VM_MIRROR (the Debian archive
+  for private apt lists, default http://deb.debian.org/debian),
   LACUNA_VM_TIMEOUT, LACUNA_VM_MEM, LACUNA_VM_CPUS, LACUNA_VM_APPEND
   (extra kernel command line), LACUNA_VM_QEMU_ARGS (extra qemu
   arguments, split on blanks), LACUNA_VM_BOOT_MODULES (default nfsv4),
@@ -336,7 +493,10 @@ EOF
 
 # info: what a prepared cache holds (key=value lines), without touching it.
 _vm_cmd_info() {
-	_vm_load_current || { echo "vm: not prepared (run: vm.sh prepare)" >&2; exit 1; }
+	[ "${1:-}" = --kernel ] && VM_KERNEL=${2:-}
+	_vm_kernel
+	_vm_load_current || { echo "vm: kernel $VM_KNAME not prepared (run: vm.sh prepare)" >&2; exit 1; }
+	echo "kernel=$VM_KNAME"
 	echo "kernel_release=$VM_KVER"
 	echo "kernel_dir=$VM_KDIR"
 	echo "modules_dir=$VM_ROOT/lib/modules/$VM_KVER"
@@ -346,14 +506,17 @@ _vm_cmd_prepare() {
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-v | --verbose) VM_VERBOSE=1 ;;
+		--kernel) VM_KERNEL=$2; shift ;;
 		*) _vm_usage >&2; exit 2 ;;
 		esac
 		shift
 	done
 	_vm_check_host
-	_vm_lock -x
+	_vm_kernel
+	_vm_prep_lock
 	_vm_ensure 1
-	_vm_unlock
+	_vm_prune
+	_vm_prep_unlock
 	_vm_log "ready: kernel $VM_KVER, initramfs $VM_INITRD"
 	return 0
 }
@@ -425,6 +588,7 @@ _vm_cmd_run() {
 		--no-net) net=0 ;;
 		--times) timesfile=$2; shift ;;
 		--keep) VM_KEEP=1 ;;
+		--kernel) VM_KERNEL=$2; shift ;;
 		-v | --verbose) VM_VERBOSE=1 ;;
 		--) shift; break ;;
 		*) _vm_usage >&2; exit 2 ;;
@@ -436,12 +600,16 @@ _vm_cmd_run() {
 		_vm_die "--timeout, --mem and --cpus take numbers"
 
 	_vm_check_host
+	_vm_kernel
 	t0=$EPOCHREALTIME
-	_vm_lock -x
-	_vm_ensure 0
-	_vm_unlock
-	# Shared while the VM runs: a concurrent "prepare" cannot prune it.
+	# Shared while the VM runs: a concurrent "prepare" cannot prune it,
+	# other runs go on.
 	_vm_lock -s
+	if ! _vm_ready; then
+		_vm_prep_lock
+		_vm_ensure 0
+		_vm_prep_unlock
+	fi
 
 	VM_RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/lacuna-vm.XXXXXX") || _vm_die "mktemp failed"
 	trap _vm_run_cleanup EXIT
@@ -538,6 +706,7 @@ _vm_cmd_run() {
 	t1=$EPOCHREALTIME
 
 	[ -r "$ctl/status" ] && read -r status <"$ctl/status"
+	[ -s "$ctl/uname" ] && echo "vm: guest kernel release: $(cat "$ctl/uname")" >&2
 	if [ -z "$status" ]; then
 		status=$(sed -n 's/^LACUNA-VM-STATUS: \([0-9]*\).*/\1/p' \
 			"$VM_RUNDIR/console.log" 2>/dev/null | tail -n 1)
