@@ -275,6 +275,8 @@ int gw_cred_enter(const struct gw_cred *cred);
 void gw_cred_leave(void);
 /* The identity in force on this thread, if not root's. */
 bool gw_cred_current(struct gw_cred *out);
+/* Are @a and @b the same identity (ids and supplementary groups)? */
+bool gw_cred_same(const struct gw_cred *a, const struct gw_cred *b);
 
 /* ---------------------------------------------------------------- errors (nfs4_errno.c) */
 

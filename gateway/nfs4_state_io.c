@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nfs4_recov.h"
@@ -84,6 +85,42 @@ void nfs4_state_io_done(struct gw_srv *s, int fd, bool fd_owned)
 }
 
 
+/*
+ * May the caller read or write through @open, which someone opened (as
+ * nfsd's nfsd_permission() with NFSD_MAY_OWNER_OVERRIDE): the file's
+ * permissions for the caller's credentials, in force on this thread, or
+ * the caller owns the file. Root passes (its capabilities would). The
+ * last caller allowed is remembered in the open, so the check costs a
+ * system call only when the caller changes. State lock held.
+ */
+static uint32_t io_permission(struct nfs4_compound *c, struct nfs4_stid *open,
+			      struct gw_obj *o, bool write)
+{
+	uint8_t bit = write ? 2 : 1;
+	struct stat st;
+
+	if (c->cred.uid == 0)
+		return NFS4_OK;
+	if ((open->io_ok & bit) && gw_cred_same(&open->io_cred, &c->cred))
+		return NFS4_OK;
+	if (faccessat(o->fd, "", write ? W_OK : R_OK, AT_EACCESS | AT_EMPTY_PATH) < 0) {
+		if (errno == EROFS)
+			return NFS4ERR_ROFS;
+		if (errno != EACCES && errno != EPERM)
+			return nfs4_errno(-errno);
+		if (fstat(o->fd, &st) < 0)
+			return nfs4_errno(-errno);
+		if (st.st_uid != c->cred.uid)
+			return NFS4ERR_ACCESS;
+	}
+	if (!gw_cred_same(&open->io_cred, &c->cred)) {
+		open->io_cred = c->cred;
+		open->io_ok = 0;
+	}
+	open->io_ok |= bit;
+	return NFS4_OK;
+}
+
 uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid_in,
 			  struct gw_obj *o, bool write, int *fd, bool *fd_owned)
 {
@@ -122,6 +159,9 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
 		status = NFS4ERR_OPENMODE;
 		goto out_unlock;
 	}
+	status = io_permission(c, open, o, write);
+	if (status != NFS4_OK)
+		goto out_unlock;
 	if (write)
 		got = open->fds[O_WRONLY] >= 0 ? open->fds[O_WRONLY] : open->fds[O_RDWR];
 	else

@@ -114,9 +114,17 @@ bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *excep
 
 	if (!f)
 		return true;
-	for (s = f->opens; s; s = s->f_next)
-		if (s != except && nfs4_share_conflict(access, deny, s->access, s->deny))
+	for (s = f->opens; s; s = s->f_next) {
+		/*
+		 * The owner's own open (an upgrade) counts too, as in nfsd:
+		 * access it does not hold yet against its deny, and the new
+		 * deny against the access it holds.
+		 */
+		uint32_t a = s == except ? access & ~s->access : access;
+
+		if (nfs4_share_conflict(a, deny, s->access, s->deny))
 			return false;
+	}
 	return true;
 }
 

