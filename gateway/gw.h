@@ -120,6 +120,8 @@ struct gw_pseudo {
 
 struct gw_obj {
 	atomic_uint refs;
+	/* NFSv4 state on the file (nfs4_file): its handle stays valid once unlinked */
+	atomic_uint pins;
 	struct gw_obj *hnext; /* hash chain (cache lock) */
 	struct gw_fh fh;
 	uint32_t hash;

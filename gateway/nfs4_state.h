@@ -300,6 +300,7 @@ struct nfs4_file {
 	struct nfs4_file *hnext;
 	uint32_t xid;
 	uint64_t fileid;
+	struct gw_obj *obj; /* referenced and pinned: PUTFH finds it even once unlinked */
 	struct nfs4_stid *opens;  /* open stateids (f_next) */
 	struct nfs4_stid *lstids; /* lock stateids (f_next) */
 	struct nfs4_lset locks;	  /* owner tag: the lock stateid */

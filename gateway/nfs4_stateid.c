@@ -87,6 +87,8 @@ struct nfs4_file *nfs4_file_find(struct nfs4_state *st, const struct gw_obj *o, 
 		return NULL;
 	f->xid = o->xp->id;
 	f->fileid = o->fileid;
+	f->obj = gw_obj_get((struct gw_obj *)o);
+	atomic_fetch_add(&f->obj->pins, 1);
 	f->hnext = *head;
 	*head = f;
 	return f;
@@ -104,6 +106,8 @@ void nfs4_file_maybe_free(struct nfs4_state *st, struct nfs4_file *f)
 			break;
 		}
 	nfs4_lset_free(&f->locks);
+	atomic_fetch_sub(&f->obj->pins, 1);
+	gw_obj_put(f->obj);
 	free(f);
 }
 
