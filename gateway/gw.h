@@ -154,6 +154,7 @@ struct gw_stats {
 	atomic_ullong state_refused;
 	/* lacunafs exports served without atomic sparse reads now (a gauge) */
 	atomic_ullong exports_not_atomic;
+	atomic_ullong drc_hits; /* 4.0 retransmissions answered from the reply cache */
 	atomic_ullong bytes_in, bytes_out;
 	atomic_ullong read_bytes, write_bytes;
 	/* READ_PLUS: bytes of data and of holes sent; replies taken atomically or not */

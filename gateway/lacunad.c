@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gw_drc.h"
 #include "gw_xprt.h"
 #include "log.h"
 #include "nfs4_recov.h"
@@ -168,6 +169,7 @@ static void write_stats(const char *path)
 		rs.grace_refused, rs.records);
 	fprintf(f, "exports_not_atomic %llu\nstate_refused %llu\n", gw.stats.exports_not_atomic,
 		gw.stats.state_refused);
+	fprintf(f, "drc_hits %llu\n", gw.stats.drc_hits);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
@@ -398,6 +400,7 @@ int main(int argc, char *argv[])
 out_state:
 	nfs4_state_fini(&gw);
 	gw_obj_fini();
+	gw_drc_fini();
 out_pools:
 	chunk_pool_destroy(gw.small);
 	chunk_pool_destroy(gw.pool);

@@ -108,6 +108,7 @@ struct nfs4_compound {
 	struct nfs4_session *ses;
 	struct nfs4_slot *slot;
 	bool cachethis;
+	bool drc; /* 4.0: an op that changes something ran (gw_drc.h) */
 	const uint8_t *replay; /* cached reply to send instead (set by SEQUENCE) */
 	size_t replay_len;
 

@@ -124,12 +124,27 @@ def c_drc(port, d):
     sport = conn.client.s.getsockname()[1]
     conn.client.reset()
     c2 = Client(port, sport=sport)
+    c2.xid = xid + 1000
     st, _ = c2.call(0, ops, xid=xid)
     check("4.0 the same CREATE retransmitted on a new connection: the first reply",
           st == 0, errname(st))
     st, _ = c2.call(0, ops)
     check("4.0 the same CREATE with a new xid: EXIST", st == ERR["EXIST"], errname(st))
     c2.close()
+    # an OPEN sent again with the open-owner's last seqid (and a new xid): the
+    # owner's last reply (RFC 7530 section 9.1.7), the same stateid
+    conn = Conn(port, 0)
+    o = Owner40(conn, b"lt-open-replay")
+    fh = root_fh(conn)
+    st, sid = o.open(fh, "f-attr", b"oo", SHARE_ACCESS_READ)
+    seq = o.next(b"oo")
+    ops = [putfh(fh), open_(seq, b"oo", o.clientid, SHARE_ACCESS_BOTH, name="f-attr")]
+    st, r = conn.call(ops)
+    first = r[-1][2]["sid"] if st == 0 else None
+    st, r = conn.call(ops)
+    again = r[-1][2]["sid"] if st == 0 else None
+    check("4.0 OPEN again with the same seqid: the same reply", st == 0 and first == again,
+          (errname(st), first, again))
 
 
 def c_share_own(port, d):

@@ -208,7 +208,9 @@ class Client:
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.s.bind((host, sport))
         self.s.connect((host, port))
-        self.xid = 1000
+        # a random first xid, as clients do: a connection that gets the
+        # port of an earlier one is not taken for its retransmissions
+        self.xid = struct.unpack(">I", os.urandom(4))[0] >> 2
         self.uid, self.gid = uid, gid
 
     def close(self):

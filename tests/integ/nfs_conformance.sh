@@ -39,7 +39,11 @@ printf 'own\n' >"$EXP/f-own"
 chown 3913:3913 "$EXP/f-own"
 chmod 0600 "$EXP/f-own"
 
-nfs_start "$EXP"
+# a configuration file for the statistics; the export is the pseudo-root
+STATS=$LT_TMP/stats
+printf '%s\n' "stats_file = $STATS" "$EXP 127.0.0.1(rw,no_root_squash,fsid=0)" \
+	>"$LT_TMP/lacunad.conf"
+nfs_start --config "$LT_TMP/lacunad.conf"
 
 run() {
 	local check=$1 rc
@@ -60,9 +64,17 @@ run() {
 }
 
 for check in getattr_unknown share_own io_cred io_owner lock_seqid lockt_type owner_empty \
-	read_far session wnd; do
+	close_renamed read_far session wnd drc; do
 	run $check
 done
+# the stats file is rewritten once a second: the two retransmissions of
+# the drc check show in it
+drc_hits() { awk '$1 == "drc_hits" { print $2 }' "$STATS" 2>/dev/null; }
+for ((i = 0; i < 60; i++)); do
+	[ "$(drc_hits)" = 2 ] && break
+	sleep 1
+done
+lt_check_eq "two replies came from the 4.0 duplicate request cache (drc_hits)" 2 "$(drc_hits)"
 lt_check "the server lives" nfs_alive
 nfs_stop
 lt_done
