@@ -188,6 +188,18 @@ struct gw_srv {
 extern struct gw_srv gw;
 
 /* Add @n (may be negative) to a counter of gw.stats. */
+/* FNV-1a, 64 bits, of @n bytes at @p */
+static inline uint64_t gw_fnv1a64(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 static inline void gw_stat_add(atomic_ullong *c, long long n)
 {
 	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);

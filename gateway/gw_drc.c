@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw.h"
 #include "gw_drc.h"
 #include "nfs4.h"
 
@@ -29,9 +30,7 @@
 struct drc_entry {
 	struct drc_entry *hnext;
 	struct drc_entry *prev, *next; /* LRU, most recent first */
-	uint32_t xid, prog, vers, proc;
-	struct sockaddr_storage peer;
-	socklen_t peer_len;
+	struct gw_drc_key key;
 	uint64_t sum;
 	size_t call_len, len;
 	uint8_t reply[];
@@ -70,17 +69,6 @@ bool gw_drc_op(uint32_t opnum)
 	return false;
 }
 
-/* FNV-1a, 64 bits */
-static uint64_t checksum(const uint8_t *p, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 static uint32_t key_hash(const struct gw_drc_key *k)
 {
 	uint32_t h = k->xid * 2654435761u;
@@ -94,18 +82,18 @@ static uint32_t key_hash(const struct gw_drc_key *k)
 
 static bool same_key(const struct drc_entry *e, const struct gw_drc_key *k)
 {
-	return e->xid == k->xid && e->prog == k->prog && e->vers == k->vers &&
-	       e->proc == k->proc && e->peer_len == k->peer_len &&
-	       !memcmp(&e->peer, &k->peer, k->peer_len);
+	const struct gw_drc_key *a = &e->key;
+
+	return a->xid == k->xid && a->prog == k->prog && a->vers == k->vers &&
+	       a->proc == k->proc && a->peer_len == k->peer_len &&
+	       !memcmp(&a->peer, &k->peer, k->peer_len);
 }
 
 static void unlink_entry(struct drc_entry *e)
 {
 	struct drc_entry **pp;
 
-	for (pp = &drc.bucket[key_hash(&(struct gw_drc_key){ .xid = e->xid, .peer = e->peer,
-							      .peer_len = e->peer_len })];
-	     *pp; pp = &(*pp)->hnext)
+	for (pp = &drc.bucket[key_hash(&e->key)]; *pp; pp = &(*pp)->hnext)
 		if (*pp == e) {
 			*pp = e->hnext;
 			break;
@@ -146,7 +134,7 @@ int gw_drc_lookup(const struct gw_drc_key *k, const void *call, size_t call_len,
 		return 0;
 	pthread_mutex_lock(&drc.lock);
 	e = find(k);
-	if (e && e->call_len == call_len && e->sum == checksum(call, call_len)) {
+	if (e && e->call_len == call_len && e->sum == gw_fnv1a64(call, call_len)) {
 		e->prev->next = e->next;
 		e->next->prev = e->prev;
 		lru_front(e);
@@ -172,13 +160,8 @@ void gw_drc_insert(const struct gw_drc_key *k, const void *call, size_t call_len
 		free(e);
 		return;
 	}
-	e->xid = k->xid;
-	e->prog = k->prog;
-	e->vers = k->vers;
-	e->proc = k->proc;
-	e->peer = k->peer;
-	e->peer_len = k->peer_len;
-	e->sum = checksum(call, call_len);
+	e->key = *k;
+	e->sum = gw_fnv1a64(call, call_len);
 	e->call_len = call_len;
 	e->len = len;
 	pthread_mutex_lock(&drc.lock);

@@ -15,30 +15,14 @@
 import os
 import sys
 
-from lt_nfs4raw import (ERR, OP, A_SIZE, A_TYPE, CLAIM_NULL, Client, Conn, READ_LT,
-                        SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, SHARE_ACCESS_WRITE, Session,
+from lt_nfs4raw import (ERR, Checks, check, A_SIZE, A_TYPE, Client, Conn, READ_LT,
+                        SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, SHARE_ACCESS_WRITE,
                         WRITE_LT, AUTH_NONE, close, create, deallocate, errname, getattr_,
                         lock_new, locku, lockt, lookup, noargs, open_, open_confirm, opaque,
                         putfh, read, read_plus, setattr_, setclientid, setclientid_confirm, u32,
                         u64, write, NF4DIR, OPEN4_RESULT_CONFIRM)
 
-fails = 0
 A_OWNER, A_OWNER_GROUP = 36, 37
-
-
-def check(desc, cond, detail=""):
-    global fails
-    if cond:
-        print("ok " + desc)
-    else:
-        fails += 1
-        print("FAIL %s%s" % (desc, ": " + str(detail) if detail != "" else ""))
-
-
-def last(res):
-    """status of the last op that answered, and its name"""
-    op, st, _ = res[-1]
-    return st, errname(st)
 
 
 def fh_of(conn, name):
@@ -354,7 +338,7 @@ def main(argv):
     if len(argv) != 4 or argv[1] not in CHECKS:
         sys.exit("usage: lt_conformance.py {%s} PORT DIR" % ",".join(CHECKS))
     CHECKS[argv[1]](int(argv[2]), argv[3])
-    return 1 if fails else 0
+    return 1 if Checks.fails else 0
 
 
 if __name__ == "__main__":

@@ -53,6 +53,21 @@ A_TYPE, A_SIZE, A_RDATTR_ERROR, A_FILEHANDLE, A_FILEID = 1, 4, 11, 19, 20
 A_MODE, A_NUMLINKS, A_TIME_ACCESS_SET, A_MOUNTED_ON_FILEID = 33, 35, 48, 55
 
 
+# ---------------------------------------------------------------- checks
+class Checks:
+    """Counts the checks' failures (fails)."""
+    fails = 0
+
+
+def check(desc, cond, detail=""):
+    """Print "ok DESC", or "FAIL DESC: DETAIL" and count it in Checks.fails."""
+    if cond:
+        print("ok " + desc)
+    else:
+        Checks.fails += 1
+        print("FAIL " + desc + (": " + str(detail) if detail != "" else ""))
+
+
 def errname(st):
     return ERRNAME.get(st, str(st))
 

@@ -45,27 +45,10 @@ printf '%s\n' "stats_file = $STATS" "$EXP 127.0.0.1(rw,no_root_squash,fsid=0)" \
 	>"$LT_TMP/lacunad.conf"
 nfs_start --config "$LT_TMP/lacunad.conf"
 
-run() {
-	local check=$1 rc
-	nfs_run python3 "$top_srcdir/tests/lt_conformance.py" "$check" "$NFS_PORT" "$EXP" \
-		>"$LT_TMP/$check.out" 2>&1
-	rc=$?
-	while read -r word desc; do
-		case $word in
-		ok) lt_ok "$desc" ;;
-		FAIL) lt_fail "$desc" ;;
-		*) lt_log "$check: $word $desc" ;;
-		esac
-	done <"$LT_TMP/$check.out"
-	case $rc in
-	0 | 1) ;;
-	*) lt_fail "lt_conformance.py $check exited with status $rc" ;;
-	esac
-}
-
 for check in getattr_unknown share_own io_cred io_owner lock_seqid lockt_type owner_empty \
 	close_renamed read_far session wnd drc; do
-	run $check
+	nfs_run_checks "$check" "$LT_NFS_TIMEOUT" \
+		python3 "$top_srcdir/tests/lt_conformance.py" "$check" "$NFS_PORT" "$EXP"
 done
 # the stats file is rewritten once a second: the two retransmissions of
 # the drc check show in it
