@@ -46,6 +46,18 @@ static struct {
 	.lru = { .prev = &drc.lru, .next = &drc.lru },
 };
 
+static unsigned int drc_max;
+
+void gw_drc_configure(unsigned int entries)
+{
+	__atomic_store_n(&drc_max, entries, __ATOMIC_RELAXED);
+}
+
+unsigned int gw_drc_entries(void)
+{
+	return __atomic_load_n(&drc_max, __ATOMIC_RELAXED);
+}
+
 bool gw_drc_op(uint32_t opnum)
 {
 	switch (opnum) {

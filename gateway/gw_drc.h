@@ -24,6 +24,11 @@ struct gw_drc_key {
 	socklen_t peer_len;
 };
 
+/* The cache's size in replies, from the configuration (at start and on a reload) */
+void gw_drc_configure(unsigned int entries);
+/* The size in force (0: no cache); no lock */
+unsigned int gw_drc_entries(void);
+
 /* Is a COMPOUND holding @opnum worth caching (it changes something)? */
 bool gw_drc_op(uint32_t opnum);
 

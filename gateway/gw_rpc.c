@@ -55,23 +55,16 @@ static bool minor0(const struct rpc_call *call)
 }
 
 /* How many replies the 4.0 duplicate request cache may keep for @req (0: none) */
-static unsigned int drc_entries(struct gw_srv *s, const struct gw_req *req,
-				const struct rpc_call *call)
+static unsigned int drc_entries(const struct gw_req *req, const struct rpc_call *call)
 {
-	unsigned int n = 0;
+	unsigned int n = gw_drc_entries();
 
-	if (!req->stream || !req->conn || !minor0(call))
-		return 0;
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	if (s->cfg)
-		n = s->cfg->drc_entries;
-	pthread_rwlock_unlock(&s->cfg_lock);
-	return n;
+	return n && req->stream && req->conn && minor0(call) ? n : 0;
 }
 
 static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *call)
 {
-	unsigned int drc = drc_entries(s, req, call);
+	unsigned int drc = drc_entries(req, call);
 	size_t off = xdr_out_len(&req->reply);
 	struct nfs4_compound c;
 	struct gw_drc_key k;
