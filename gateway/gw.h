@@ -120,6 +120,8 @@ struct gw_pseudo {
 
 struct gw_obj {
 	atomic_uint refs;
+	/* NFSv4 state on the file (nfs4_file): its handle stays valid once unlinked */
+	atomic_uint pins;
 	struct gw_obj *hnext; /* hash chain (cache lock) */
 	struct gw_fh fh;
 	uint32_t hash;
@@ -158,6 +160,7 @@ struct gw_stats {
 	atomic_ullong reply_cache_short;
 	/* lacunafs exports served without atomic sparse reads now (a gauge) */
 	atomic_ullong exports_not_atomic;
+	atomic_ullong drc_hits; /* 4.0 retransmissions answered from the reply cache */
 	atomic_ullong bytes_in, bytes_out;
 	atomic_ullong read_bytes, write_bytes;
 	/* READ_PLUS: bytes of data and of holes sent; replies taken atomically or not */
@@ -193,6 +196,18 @@ struct gw_srv {
 extern struct gw_srv gw;
 
 /* Add @n (may be negative) to a counter of gw.stats. */
+/* FNV-1a, 64 bits, of @n bytes at @p */
+static inline uint64_t gw_fnv1a64(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 static inline void gw_stat_add(atomic_ullong *c, long long n)
 {
 	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);
@@ -298,6 +313,8 @@ int gw_cred_enter(const struct gw_cred *cred);
 void gw_cred_leave(void);
 /* The identity in force on this thread, if not root's. */
 bool gw_cred_current(struct gw_cred *out);
+/* Are @a and @b the same identity (ids and supplementary groups)? */
+bool gw_cred_same(const struct gw_cred *a, const struct gw_cred *b);
 
 /* ---------------------------------------------------------------- errors (nfs4_errno.c) */
 

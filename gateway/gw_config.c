@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gw_drc.h"
 #include "gw_parse.h"
 
 static const char *const setting_names[GW_SET_N] = {
@@ -34,6 +35,7 @@ static const char *const setting_names[GW_SET_N] = {
 	[GW_SET_GRACE] = "grace",	  [GW_SET_STATE_DIR] = "state_dir",
 	[GW_SET_MAX_RECORD] = "max_record",
 	[GW_SET_LOG_LEVEL] = "log_level", [GW_SET_STATS_FILE] = "stats_file",
+	[GW_SET_DRC_ENTRIES] = "drc_entries",
 };
 
 static bool is_blank(char c)
@@ -78,6 +80,7 @@ static struct gw_config *config_new(const char *source)
 		return NULL;
 	}
 	cfg->max_record = GW_RECORD_DEFAULT;
+	cfg->drc_entries = GW_DRC_ENTRIES_DEFAULT;
 	cfg->log_level = GW_LOG_DEFAULT;
 	gw_limits_default(&cfg->limits);
 	return cfg;
@@ -238,6 +241,11 @@ static int set_value(struct gw_loader *ld, enum gw_setting s, const char *v, cha
 		return rc;
 	case GW_SET_LOG_LEVEL:
 		return gw_parse_log_level(v, &cfg->log_level, why);
+	case GW_SET_DRC_ENTRIES:
+		rc = gw_parse_uint(v, 0, GW_DRC_ENTRIES_MAX, &n, why);
+		if (rc == 0)
+			cfg->drc_entries = (unsigned int)n;
+		return rc;
 	case GW_SET_STATS_FILE:
 		if (!strcmp(v, "none"))
 			return 0;

@@ -125,6 +125,7 @@ struct gw_config {
 	uint32_t max_record; /* bytes */
 	int log_level;	     /* LOG_ERR..LOG_DEBUG */
 	char *stats_file;    /* NULL: none */
+	unsigned int drc_entries; /* 4.0 duplicate request cache (gw_drc.h), 0: off */
 	struct gw_limits limits;
 	struct gw_export *exports;
 	size_t nexports;

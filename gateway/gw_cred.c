@@ -24,7 +24,7 @@
 static __thread struct gw_cred cur;
 static __thread bool cur_set; /* cur is in force (else root, no groups) */
 
-static bool same(const struct gw_cred *a, const struct gw_cred *b)
+bool gw_cred_same(const struct gw_cred *a, const struct gw_cred *b)
 {
 	return a->uid == b->uid && a->gid == b->gid && a->ngroups == b->ngroups &&
 	       !memcmp(a->groups, b->groups, a->ngroups * sizeof(a->groups[0]));
@@ -63,7 +63,7 @@ int gw_cred_enter(const struct gw_cred *cred)
 		gw_cred_leave();
 		return 0;
 	}
-	if (cur_set && same(&cur, cred))
+	if (cur_set && gw_cred_same(&cur, cred))
 		return 0;
 	/* back to root first, so that the capability to set groups is there */
 	if (cur_set)

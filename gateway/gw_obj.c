@@ -525,8 +525,12 @@ static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct g
 	if (o) {
 		struct stat st;
 
-		/* a cached object whose file was removed since: its handle is stale now */
-		if (fstat(o->fd, &st) == 0 && st.st_nlink == 0) {
+		/*
+		 * A cached object whose file was removed since: its handle is
+		 * stale now, unless the file is open (NFSv4 state pins it): as
+		 * on a local filesystem, what is open lives on without a name.
+		 */
+		if (!atomic_load(&o->pins) && fstat(o->fd, &st) == 0 && st.st_nlink == 0) {
 			gw_obj_forget(o);
 			gw_obj_put(o);
 			return -ESTALE;

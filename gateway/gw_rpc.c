@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gw_drc.h"
 #include "gw_xprt.h"
 #include "log.h"
 #include "nfs4_compound.h"
@@ -42,10 +43,50 @@ static void cred_of_call(const struct rpc_call *call, struct gw_cred *cred)
 	}
 }
 
+/* An NFSv4.0 COMPOUND (by its minorversion, after the tag)? */
+static bool minor0(const struct rpc_call *call)
+{
+	struct xdr_in x = call->args;
+	const uint8_t *tag;
+	uint32_t taglen, minor;
+
+	return !xdr_dec_opaque(&x, &tag, &taglen, NFS4_TAG_MAX) && !xdr_dec_u32(&x, &minor) &&
+	       minor == 0;
+}
+
+/* How many replies the 4.0 duplicate request cache may keep for @req (0: none) */
+static unsigned int drc_entries(const struct gw_req *req, const struct rpc_call *call)
+{
+	unsigned int n = gw_drc_entries();
+
+	return n && req->stream && req->conn && minor0(call) ? n : 0;
+}
+
 static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *call)
 {
+	unsigned int drc = drc_entries(req, call);
+	size_t off = xdr_out_len(&req->reply);
 	struct nfs4_compound c;
+	struct gw_drc_key k;
 	int err;
+
+	if (drc) {
+		memset(&k, 0, sizeof(k));
+		k.xid = call->xid;
+		k.prog = call->prog;
+		k.vers = call->vers;
+		k.proc = call->proc;
+		k.peer = req->conn->peer;
+		k.peer_len = req->conn->peer_len;
+		err = gw_drc_lookup(&k, req->rec, req->len, &req->reply);
+		if (err < 0)
+			return err;
+		if (err == 1) {
+			/* a retransmission: the first reply, the call not run again */
+			gw_stat_add(&s->stats.drc_hits, 1);
+			return 0;
+		}
+	}
 
 	memset(&c, 0, sizeof(c));
 	c.srv = s;
@@ -62,7 +103,10 @@ static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *c
 	if (err)
 		return err;
 	gw_stat_add(&s->stats.compounds, 1);
-	return nfs4_compound_run(&c, &call->args);
+	err = nfs4_compound_run(&c, &call->args);
+	if (!err && drc && c.drc && !req->reply.err)
+		gw_drc_insert(&k, req->rec, req->len, &req->reply, off, drc);
+	return err;
 }
 
 static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm)

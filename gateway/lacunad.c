@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gw_drc.h"
 #include "gw_xprt.h"
 #include "log.h"
 #include "nfs4_recov.h"
@@ -173,6 +174,7 @@ static void write_stats(const char *path)
 		gw.stats.state_opens_refused, gw.stats.state_locks_refused,
 		gw.stats.state_unconfirmed_evicted, gw.stats.reply_cache_short,
 		(unsigned long long)ss.reply_cache);
+	fprintf(f, "drc_hits %llu\n", gw.stats.drc_hits);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
@@ -404,6 +406,7 @@ int main(int argc, char *argv[])
 out_state:
 	nfs4_state_fini(&gw);
 	gw_obj_fini();
+	gw_drc_fini();
 out_pools:
 	chunk_pool_destroy(gw.small);
 	chunk_pool_destroy(gw.pool);

@@ -30,7 +30,7 @@
 #define NFS4_OWNER_MAX 1024	/* open/lock owner opaque */
 #define NFS4_ATTRLIST_MAX 8192	/* fattr4 attr_vals */
 #define NFS4_BITMAP_MAX 3	/* words of bitmap4 understood */
-#define NFS4_BITMAP_WIRE_MAX 8	/* words of bitmap4 accepted */
+#define NFS4_BITMAP_WIRE_MAX 1024	/* words of bitmap4 accepted: attributes 0 to 32767 */
 #define NFS4_IMPL_ID_MAX 1
 #define NFS4_SECINFO_MAX 4
 
@@ -370,7 +370,17 @@ enum open_delegation_type4 {
 #define OPEN4_RESULT_LOCKTYPE_POSIX 0x4
 #define OPEN4_RESULT_PRESERVE_UNLINKED 0x8
 #define OPEN4_RESULT_MAY_NOTIFY_LOCK 0x20
-enum why_no_delegation4 { WND4_NOT_WANTED = 0, WND4_CONTENTION = 1, WND4_RESOURCE = 2, WND4_NOT_SUPP_FTYPE = 3 };
+enum why_no_delegation4 {
+	WND4_NOT_WANTED = 0,
+	WND4_CONTENTION = 1,
+	WND4_RESOURCE = 2,
+	WND4_NOT_SUPP_FTYPE = 3,
+	WND4_WRITE_DELEG_NOT_SUPP_FTYPE = 4,
+	WND4_NOT_SUPP_UPGRADE = 5,
+	WND4_NOT_SUPP_DOWNGRADE = 6,
+	WND4_CANCELLED = 7,
+	WND4_IS_DIR = 8,
+};
 
 /* WRITE / COMMIT */
 enum stable_how4 { UNSTABLE4 = 0, DATA_SYNC4 = 1, FILE_SYNC4 = 2 };

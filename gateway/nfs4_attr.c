@@ -514,7 +514,9 @@ static int dec_owner(struct xdr_in *x, uint32_t *id, uint32_t *status)
 
 	if (xdr_dec_opaque(x, &p, &len, NFS4_ATTRLIST_MAX))
 		return -EBADMSG;
-	if (nfs4_owner_parse(p, len, id))
+	if (len == 0)
+		*status = NFS4ERR_INVAL; /* no name at all: not a bad name (as nfsd) */
+	else if (nfs4_owner_parse(p, len, id))
 		*status = NFS4ERR_BADOWNER;
 	return 0;
 }

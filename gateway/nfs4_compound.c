@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "gw_drc.h"
 #include "log.h"
 #include "nfs4_ops.h"
 #include "nfs4_state.h"
@@ -214,6 +215,8 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 		}
 		d = &nfs4_ops[opnum];
 		c->opnum = opnum;
+		if (c->minor == 0 && gw_drc_op(opnum))
+			c->drc = true;
 		c->keep_body = false;
 		xdr_enc_u32(c->out, opnum);
 		xdr_out_reserve(c->out, &m_opstat);

@@ -25,9 +25,11 @@
  * into the received record, which lives until the reply is sent.
  *
  * The reply is bounded by c->resp_max (the session's ca_maxresponsesize,
- * or the transport's maximum for 4.0): before running an op the engine
- * checks that its reply_max still fits (else NFS4ERR_REP_TOO_BIG, 4.0:
- * NFS4ERR_RESOURCE); READ, READDIR and other variable ops bound
+ * its ca_maxresponsesize_cached when SEQUENCE asks for the reply to be
+ * cached, or the transport's maximum for 4.0): before running an op the
+ * engine checks that its reply_max still fits (else NFS4ERR_REP_TOO_BIG,
+ * or REP_TOO_BIG_TO_CACHE under sa_cachethis, 4.0: NFS4ERR_RESOURCE);
+ * READ, READDIR and other variable ops bound
  * themselves with nfs4_reply_room().
  *
  * Sessions (4.1+): SEQUENCE sets c->ses/c->slot; on a retransmission it
@@ -106,6 +108,7 @@ struct nfs4_compound {
 	struct nfs4_session *ses;
 	struct nfs4_slot *slot;
 	bool cachethis;
+	bool drc; /* 4.0: an op that changes something ran (gw_drc.h) */
 	const uint8_t *replay; /* cached reply to send instead (set by SEQUENCE) */
 	size_t replay_len;
 
@@ -182,7 +185,7 @@ uint64_t nfs4_change_of(const struct stat *st);
 uint32_t nfs4_regular_file(const struct nfs4_compound *c, const struct gw_obj *o);
 /*
  * READ and READ_PLUS (nfs4_op_io.c): the current file is a regular file,
- * @sid lets its holder read, @offset fits an off_t. NFS4_OK and an fd to
+ * @sid lets its holder read. NFS4_OK and an fd to
  * read from, given back with nfs4_state_io_done(c->srv, *fd, *owned);
  * else the status, and nothing to give back.
  */
@@ -193,6 +196,11 @@ uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid
  * maxread (gw_io_max) and a pool chunk, and what @room leaves after @overhead bytes
  * of XDR around the data (whole XDR units; 0 when nothing fits).
  */
+/*
+ * The bytes of @count that can be read at @offset: none past the largest
+ * off_t (a READ there is empty, and end of file), else up to it.
+ */
+uint64_t nfs4_read_clamp(uint64_t offset, uint64_t count);
 size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead);
 
 /* If the 4.1 special "current stateid" (seqid 1, other 0) is given, substitute c->cur_sid. */

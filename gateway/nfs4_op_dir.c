@@ -78,7 +78,7 @@ static uint64_t dir_change(struct nfs4_compound *c, struct gw_obj *o)
 /*
  * @name of @dir before it is removed or replaced, or NULL. Looked up so
  * that the object can be dropped from the cache once its last link is
- * gone (dir_forget_if_gone).
+ * gone, unless NFSv4 state holds the file open (dir_forget_if_gone).
  */
 static struct gw_obj *dir_victim(struct nfs4_compound *c, struct gw_obj *dir, const char *name)
 {
@@ -95,7 +95,9 @@ static void dir_forget_if_gone(struct gw_obj *o)
 
 	if (!o)
 		return;
-	if (!gw_obj_is_pseudo(o) && (fstat(o->fd, &st) || st.st_nlink == 0))
+	/* an open file outlives its name: its handle stays good (gw_obj.pins) */
+	if (!gw_obj_is_pseudo(o) && !atomic_load(&o->pins) &&
+	    (fstat(o->fd, &st) || st.st_nlink == 0))
 		gw_obj_forget(o);
 	gw_obj_put(o);
 }

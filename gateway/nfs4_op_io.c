@@ -87,14 +87,14 @@ uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid
 
 	if (status != NFS4_OK)
 		return status;
-	status = nfs4_state_io_fd(c, sid, c->cfh, false, fd, owned);
-	if (status != NFS4_OK)
-		return status;
-	if (offset > (uint64_t)INT64_MAX) {
-		nfs4_state_io_done(c->srv, *fd, *owned);
-		return NFS4ERR_INVAL;
-	}
-	return NFS4_OK;
+	return nfs4_state_io_fd(c, sid, c->cfh, false, fd, owned);
+}
+
+uint64_t nfs4_read_clamp(uint64_t offset, uint64_t count)
+{
+	if (offset > (uint64_t)INT64_MAX)
+		return 0;
+	return count > (uint64_t)INT64_MAX - offset ? (uint64_t)INT64_MAX - offset : count;
 }
 
 size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead)
@@ -125,7 +125,13 @@ uint32_t nfs4_run_read(struct nfs4_compound *c, void *args)
 	if (status != NFS4_OK)
 		return status;
 	/* eof and the opaque's length and pad take 12 bytes */
-	count = nfs4_read_count(c, a->count, nfs4_reply_room(c), 12);
+	count = nfs4_read_count(c, nfs4_read_clamp(a->offset, a->count), nfs4_reply_room(c), 12);
+	if (a->offset > (uint64_t)INT64_MAX) {
+		/* past any file there can be: nothing, and end of file (as nfsd) */
+		xdr_enc_bool(c->out, true);
+		xdr_enc_u32(c->out, 0);
+		goto out;
+	}
 	if (count) {
 		err = chunk_get(c->srv->pool, NULL, &chunk);
 		if (err) {

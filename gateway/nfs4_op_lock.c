@@ -54,6 +54,17 @@ static int dec_locktype(struct xdr_in *x, uint32_t *type)
 	return 0;
 }
 
+/*
+ * LOCK and LOCKT need a regular file: a directory is ISDIR, a symbolic
+ * link SYMLINK, anything else INVAL in 4.0 (RFC 7530 §16.10.4) and
+ * WRONG_TYPE from 4.1 on (RFC 8881 §18.10.4). Not OPEN's rule, where
+ * every other type is SYMLINK in 4.0.
+ */
+static uint32_t lock_file_type(const struct nfs4_compound *c, const struct gw_obj *o)
+{
+	return o->type == S_IFLNK ? NFS4ERR_SYMLINK : nfs4_regular_file(c, o);
+}
+
 static uint32_t plain_type(uint32_t type)
 {
 	return type == READ_LT || type == READW_LT ? READ_LT : WRITE_LT;
@@ -167,9 +178,16 @@ static uint32_t lock_new_owner(struct nfs4_compound *c, struct lock_args *a,
 		return NFS4ERR_BAD_STATEID; /* the lock-owner of another client */
 	lo = nfs4_owner_find(os->clp, true, a->lo.owner, a->lo.len);
 	if (lo) {
-		/* an existing lock-owner: its seqid must be the one given (nfsd) */
-		if (c->minor == 0 && a->lock_seqid != lo->seqid)
-			return NFS4ERR_BAD_SEQID;
+		/*
+		 * An existing lock-owner (say after LOCKU of its last lock): the
+		 * lock_seqid given is its next one, as for any of its ops (nfsd
+		 * keeps the next expected seqid, this server the last used).
+		 */
+		if (c->minor == 0) {
+			if (a->lock_seqid != lo->seqid + 1)
+				return NFS4ERR_BAD_SEQID;
+			lo->seqid = a->lock_seqid;
+		}
 	} else {
 		status = gw_state_room(c, os->clp, GW_STATE_LOCK_OWNER);
 		if (status != NFS4_OK)
@@ -235,7 +253,7 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 	size_t nlocks;
 	int rc;
 
-	status = nfs4_check_reg(c, c->cfh);
+	status = lock_file_type(c, c->cfh);
 	if (status != NFS4_OK)
 		return status;
 	if (nfs4_range_make(a->offset, a->length, &start, &end))
@@ -341,7 +359,7 @@ uint32_t nfs4_run_lockt(struct nfs4_compound *c, void *args)
 	uint64_t start, end;
 	uint32_t status;
 
-	status = nfs4_check_reg(c, c->cfh);
+	status = lock_file_type(c, c->cfh);
 	if (status != NFS4_OK)
 		return status;
 	if (nfs4_range_make(a->offset, a->length, &start, &end))

@@ -63,7 +63,6 @@
 #define WANT_CANCEL 0x0500
 #define WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL 0x10000
 #define WANT_PUSH_DELEG_WHEN_UNCONTENDED 0x20000
-#define WND4_CANCELLED 5
 
 struct open_args {
 	uint32_t seqid, access, deny;

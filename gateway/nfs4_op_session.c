@@ -441,9 +441,12 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	}
 	ses->clp = clp;
 	ses->refs = 1;
-	ses->flags = a->flags &
-		     ~(uint32_t)(CREATE_SESSION4_FLAG_PERSIST | CREATE_SESSION4_FLAG_CONN_RDMA |
-				 CREATE_SESSION4_FLAG_CONN_BACK_CHAN);
+	/*
+	 * None of PERSIST, CONN_BACK_CHAN, CONN_RDMA is granted, and bits no
+	 * RFC defines are not echoed (RFC 8881 §18.36.4 lets the server
+	 * clear what it does not do; nfsd answers them cleared too).
+	 */
+	ses->flags = 0;
 	ses->cb_program = a->cb_program;
 	ses->fore = a->fore;
 	ses->fore.maxreqs = nslots;
@@ -555,6 +558,9 @@ uint32_t nfs4_run_sequence(struct nfs4_compound *c, void *args)
 	c->cachethis = a->cachethis;
 	if (c->resp_max > ses->fore.maxresp)
 		c->resp_max = ses->fore.maxresp;
+	/* a reply to be cached must fit the cache the client was granted (as nfsd) */
+	if (c->cachethis && c->resp_max > ses->fore.maxresp_cached)
+		c->resp_max = ses->fore.maxresp_cached;
 	nslots = ses->nslots;
 out:
 	nfs4_state_unlock(st);

@@ -179,7 +179,7 @@ uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
 		status = nfs4_enc_status(c, -EMSGSIZE);
 		goto out;
 	}
-	count = nfs4_read_count(c, a->count, room, RP_HEAD + RP_DATA);
+	count = nfs4_read_count(c, nfs4_read_clamp(a->offset, a->count), room, RP_HEAD + RP_DATA);
 	res = malloc(sizeof(*res));
 	if (!res) {
 		status = NFS4ERR_DELAY;
@@ -188,12 +188,13 @@ uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
 	if (count == 0) {
 		struct stat st;
 
-		/* nothing asked: eof as READ would say it */
-		if (fstat(fd, &st) < 0) {
+		/* nothing asked, or past any file: eof as READ would say it */
+		if (a->offset <= (uint64_t)INT64_MAX && fstat(fd, &st) < 0) {
 			status = nfs4_errno(-errno);
 			goto out;
 		}
-		xdr_enc_bool(c->out, a->offset >= (uint64_t)st.st_size);
+		xdr_enc_bool(c->out, a->offset > (uint64_t)INT64_MAX ||
+					     a->offset >= (uint64_t)st.st_size);
 		xdr_enc_u32(c->out, 0);
 		goto out;
 	}

@@ -154,12 +154,7 @@ int nfs4_rec_decode(const uint8_t *buf, size_t len, struct nfs4_rec *rec, const 
 
 static uint64_t name_hash(const uint8_t *p, uint32_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
+	return gw_fnv1a64(p, n);
 }
 
 static struct rec_ent *ent_find(struct nfs4_recov *r, const uint8_t *name, uint32_t len)

@@ -310,6 +310,7 @@ struct nfs4_file {
 	struct nfs4_file *hnext;
 	uint32_t xid;
 	uint64_t fileid;
+	struct gw_obj *obj; /* referenced and pinned: PUTFH finds it even once unlinked */
 	struct nfs4_stid *opens;  /* open stateids (f_next) */
 	struct nfs4_stid *lstids; /* lock stateids (f_next) */
 	struct nfs4_lset locks;	  /* owner tag: the lock stateid */
@@ -333,6 +334,9 @@ struct nfs4_stid {
 	uint32_t gen;			/* the export's gen the fds were opened in */
 	/* lock */
 	struct nfs4_stid *open; /* the open stateid it came from */
+	/* open: the last caller whose I/O through it was allowed (nfs4_state_io.c) */
+	struct gw_cred io_cred;
+	uint8_t io_ok; /* bit 0 read, bit 1 write: allowed to io_cred */
 };
 
 struct nfs4_state {
@@ -459,7 +463,11 @@ bool nfs4_stid_on(const struct nfs4_stid *s, const struct gw_obj *o);
 /* Give @s its next seqid (skipping 0) */
 void nfs4_stid_bump(struct nfs4_stid *s);
 
-/* Is (access, deny) compatible with every other open of @f (@except: an open to ignore)? */
+/*
+ * Is (access, deny) compatible with every open of @f? @except, the
+ * opener's own open of @f, only conflicts by access it does not hold yet
+ * or by denying access it holds.
+ */
 bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *except, uint32_t access,
 			uint32_t deny);
 

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nfs4_recov.h"
@@ -84,12 +85,67 @@ void nfs4_state_io_done(struct gw_srv *s, int fd, bool fd_owned)
 }
 
 
+/*
+ * I/O through an open someone made is checked against the caller (as
+ * nfsd's nfsd_permission() with NFSD_MAY_OWNER_OVERRIDE): the file's
+ * permissions for the caller's credentials, in force on this thread, or
+ * the caller owns the file. Root passes (its capabilities would). The
+ * last caller allowed is remembered in the open, so the check costs a
+ * system call only when the caller changes.
+ */
+
+/* Is the caller known to be allowed @write through @open? State lock held. */
+static bool io_allowed(const struct nfs4_compound *c, const struct nfs4_stid *open, bool write)
+{
+	return c->cred.uid == 0 ||
+	       ((open->io_ok & (write ? 2 : 1)) && gw_cred_same(&open->io_cred, &c->cred));
+}
+
+/* Remember that the caller may @write through the open of @sid. */
+static void io_remember(struct nfs4_compound *c, const struct nfs4_stateid *sid, bool write)
+{
+	struct nfs4_state *st = c->srv->state;
+	struct nfs4_stid *s;
+
+	nfs4_state_lock(st);
+	if (nfs4_stid_lookup(c, sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &s) ==
+	    NFS4_OK) {
+		if (s->type == NFS4_STID_LOCK)
+			s = s->open;
+		if (!gw_cred_same(&s->io_cred, &c->cred)) {
+			s->io_cred = c->cred;
+			s->io_ok = 0;
+		}
+		s->io_ok |= write ? 2 : 1;
+	}
+	nfs4_state_unlock(st);
+}
+
+/* The check itself: system calls, no lock held. */
+static uint32_t io_permission(const struct nfs4_compound *c, struct gw_obj *o, bool write)
+{
+	struct stat st;
+
+	if (faccessat(o->fd, "", write ? W_OK : R_OK, AT_EACCESS | AT_EMPTY_PATH) < 0) {
+		if (errno == EROFS)
+			return NFS4ERR_ROFS;
+		if (errno != EACCES && errno != EPERM)
+			return nfs4_errno(-errno);
+		if (fstat(o->fd, &st) < 0)
+			return nfs4_errno(-errno);
+		if (st.st_uid != c->cred.uid)
+			return NFS4ERR_ACCESS;
+	}
+	return NFS4_OK;
+}
+
 uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid_in,
 			  struct gw_obj *o, bool write, int *fd, bool *fd_owned)
 {
 	struct nfs4_state *st = c->srv->state;
 	struct nfs4_stateid sid = *sid_in;
 	struct nfs4_stid *s, *open;
+	bool check;
 	uint32_t status;
 	int got = -1, err;
 
@@ -122,6 +178,7 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
 		status = NFS4ERR_OPENMODE;
 		goto out_unlock;
 	}
+	check = !io_allowed(c, open, write);
 	if (write)
 		got = open->fds[O_WRONLY] >= 0 ? open->fds[O_WRONLY] : open->fds[O_RDWR];
 	else
@@ -133,6 +190,14 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
 	nfs4_state_unlock(st);
 	if (status != NFS4_OK)
 		return status;
+	if (check) {
+		status = io_permission(c, o, write);
+		if (status != NFS4_OK) {
+			nfs4_state_io_done(c->srv, got, false);
+			return status;
+		}
+		io_remember(c, &sid, write);
+	}
 	if (got >= 0) {
 		*fd = got;
 		*fd_owned = false;

@@ -87,6 +87,8 @@ struct nfs4_file *nfs4_file_find(struct nfs4_state *st, const struct gw_obj *o, 
 		return NULL;
 	f->xid = o->xp->id;
 	f->fileid = o->fileid;
+	f->obj = gw_obj_get((struct gw_obj *)o);
+	atomic_fetch_add(&f->obj->pins, 1);
 	f->hnext = *head;
 	*head = f;
 	return f;
@@ -104,6 +106,8 @@ void nfs4_file_maybe_free(struct nfs4_state *st, struct nfs4_file *f)
 			break;
 		}
 	nfs4_lset_free(&f->locks);
+	atomic_fetch_sub(&f->obj->pins, 1);
+	gw_obj_put(f->obj);
 	free(f);
 }
 
@@ -114,9 +118,17 @@ bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *excep
 
 	if (!f)
 		return true;
-	for (s = f->opens; s; s = s->f_next)
-		if (s != except && nfs4_share_conflict(access, deny, s->access, s->deny))
+	for (s = f->opens; s; s = s->f_next) {
+		/*
+		 * The owner's own open (an upgrade) counts too, as in nfsd:
+		 * access it does not hold yet against its deny, and the new
+		 * deny against the access it holds.
+		 */
+		uint32_t a = s == except ? access & ~s->access : access;
+
+		if (nfs4_share_conflict(a, deny, s->access, s->deny))
 			return false;
+	}
 	return true;
 }
 

@@ -105,7 +105,8 @@ uint32_t nfs4_regular_file(const struct nfs4_compound *c, const struct gw_obj *o
 uint32_t nfs4_enc_status(const struct nfs4_compound *c, int err)
 {
 	if (err == -EMSGSIZE)
-		return c->minor ? NFS4ERR_REP_TOO_BIG : NFS4ERR_RESOURCE;
+		return !c->minor ? NFS4ERR_RESOURCE :
+		       c->cachethis ? NFS4ERR_REP_TOO_BIG_TO_CACHE : NFS4ERR_REP_TOO_BIG;
 	if (err == -ENOBUFS || err == -ENOMEM)
 		return NFS4ERR_DELAY;
 	return NFS4ERR_SERVERFAULT;

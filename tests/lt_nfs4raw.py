@@ -23,7 +23,7 @@ OP = dict(ACCESS=3, CREATE=6, GETATTR=9, GETFH=10, LINK=11, LOOKUP=15, LOOKUPP=1
           CREATE_SESSION=43, DESTROY_SESSION=44, SECINFO_NO_NAME=52, SEQUENCE=53,
           DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, READ=25, ALLOCATE=59, DEALLOCATE=62,
           READ_PLUS=68, SEEK=69, WRITE=38, CLOSE=4, LOCK=12, LOCKT=13, LOCKU=14, OPEN=18,
-          OPEN_CONFIRM=20, RENEW=30, SETCLIENTID=35, SETCLIENTID_CONFIRM=36)
+          OPEN_CONFIRM=20, RENEW=30, SETCLIENTID=35, SETCLIENTID_CONFIRM=36, SETATTR=34)
 OPNAME = {v: k for k, v in OP.items()}
 
 ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=20,
@@ -36,7 +36,8 @@ ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=2
            OP_NOT_IN_SESSION=10071, UNION_NOTSUPP=10090, DENIED=10010, EXPIRED=10011,
            GRACE=10013, SHARE_DENIED=10015, STALE_CLIENTID=10022, STALE_STATEID=10023,
            BAD_STATEID=10025, NO_GRACE=10033, RECLAIM_BAD=10034, BADSESSION=10052,
-           COMPLETE_ALREADY=10054, DELAY=10008, IO=5)
+           COMPLETE_ALREADY=10054, DELAY=10008, IO=5, BAD_SEQID=10026, BADOWNER=10039,
+           REP_TOO_BIG_TO_CACHE=10067, OPENMODE=10038)
 ERRNAME = {v: k for k, v in ERR.items()}
 
 NF4REG, NF4DIR, NF4BLK, NF4CHR, NF4LNK, NF4SOCK, NF4FIFO = 1, 2, 3, 4, 5, 6, 7
@@ -50,6 +51,21 @@ ANON_STATEID = b"\0" * 16
 # attribute numbers used by the tests
 A_TYPE, A_SIZE, A_RDATTR_ERROR, A_FILEHANDLE, A_FILEID = 1, 4, 11, 19, 20
 A_MODE, A_NUMLINKS, A_TIME_ACCESS_SET, A_MOUNTED_ON_FILEID = 33, 35, 48, 55
+
+
+# ---------------------------------------------------------------- checks
+class Checks:
+    """Counts the checks' failures (fails)."""
+    fails = 0
+
+
+def check(desc, cond, detail=""):
+    """Print "ok DESC", or "FAIL DESC: DETAIL" and count it in Checks.fails."""
+    if cond:
+        print("ok " + desc)
+    else:
+        Checks.fails += 1
+        print("FAIL " + desc + (": " + str(detail) if detail != "" else ""))
 
 
 def errname(st):
@@ -72,10 +88,11 @@ def opaque(b, fixed=False):
 
 
 def bitmap(bits):
-    words = [0, 0, 0]
+    bits = list(bits)
+    words = [0] * max([3] + [b // 32 + 1 for b in bits])
     for b in bits:
         words[b // 32] |= 1 << (b % 32)
-    n = 3
+    n = len(words)
     while n and not words[n - 1]:
         n -= 1
     return u32(n) + b"".join(u32(w) for w in words[:n])
@@ -154,8 +171,11 @@ def parse_res(op, d):
         return dict(clientid=d.u64(), seq=d.u32())
     if name == "CREATE_SESSION":
         # fore: headerpad, maxreq, maxresp, maxresp_cached, maxops, maxreqs
-        return dict(sessionid=d.fixed(16), seqid=d.u32(), flags=d.u32(),
+        sid, seq, flags = d.fixed(16), d.u32(), d.u32()
+        return dict(sessionid=sid, seq=seq, seqid=seq, flags=flags,
                     fore=[d.u32() for _ in range(6)])
+    if name == "SETATTR":
+        return d.bitmap()
     if name == "SEQUENCE":
         return (d.fixed(16), d.u32(), d.u32(), d.u32(), d.u32(), d.u32())
     if name == "READ":
@@ -182,7 +202,10 @@ def parse_res(op, d):
         d.cinfo()
         rflags = d.u32()
         d.bitmap()
-        return dict(sid=sid, rflags=rflags, deleg=d.u32())
+        deleg, why = d.u32(), None
+        if deleg == 3:  # OPEN_DELEGATE_NONE_EXT: why_no_delegation4
+            why = d.u32()
+        return dict(sid=sid, rflags=rflags, deleg=deleg, why=why)
     if name in ("OPEN_CONFIRM", "CLOSE", "LOCK", "LOCKU"):
         return dict(sid=d.fixed(16))
     if name == "SETCLIENTID":
@@ -194,18 +217,34 @@ class Client:
     """One TCP connection; call() sends a COMPOUND and returns
     (status, [[opnum, status, results], ...])."""
 
-    def __init__(self, port, host="127.0.0.1", uid=0, gid=0):
-        self.s = socket.create_connection((host, port), timeout=60)
-        self.xid = 1000
+    def __init__(self, port, host="127.0.0.1", uid=0, gid=0, sport=0):
+        """sport: connect from this local port (0: any)"""
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.s.settimeout(60)
+        if sport:
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.s.bind((host, sport))
+        self.s.connect((host, port))
+        # a random first xid, as clients do: a connection that gets the
+        # port of an earlier one is not taken for its retransmissions
+        self.xid = struct.unpack(">I", os.urandom(4))[0] >> 2
         self.uid, self.gid = uid, gid
 
     def close(self):
         self.s.close()
 
-    def call(self, minor, ops, tag=b""):
-        self.xid += 1
+    def reset(self):
+        """close with a reset, leaving no TIME_WAIT: the port can be used again"""
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.s.close()
+
+    def call(self, minor, ops, tag=b"", xid=None):
+        """xid: send with this one (a retransmission), else the next"""
+        if xid is None:
+            self.xid += 1
+        self.last_xid = self.xid if xid is None else xid
         cred = u32(0) + opaque(b"lt") + u32(self.uid) + u32(self.gid) + u32(0)
-        rec = (u32(self.xid) + u32(0) + u32(2) + u32(100003) + u32(4) + u32(1) +
+        rec = (u32(self.last_xid) + u32(0) + u32(2) + u32(100003) + u32(4) + u32(1) +
                u32(1) + opaque(cred) + u32(0) + u32(0))
         rec += opaque(tag) + u32(minor) + u32(len(ops))
         for name, a in ops:
@@ -412,6 +451,21 @@ def lock_new(type_, offset, length, open_seqid, open_sid, lock_seqid, owner, cli
     """LOCK by a new lock-owner (open_to_lock_owner4)"""
     return ("LOCK", u32(type_) + u32(reclaim) + u64(offset) + u64(length) + u32(1) +
             u32(open_seqid) + open_sid + u32(lock_seqid) + u64(clientid) + opaque(owner))
+
+
+def lock_old(type_, offset, length, lock_sid, lock_seqid):
+    """LOCK by a lock-owner that has a lock stateid (exist_lock_owner4)"""
+    return ("LOCK", u32(type_) + u32(0) + u64(offset) + u64(length) + u32(0) + lock_sid +
+            u32(lock_seqid))
+
+
+def locku(type_, seqid, lock_sid, offset, length):
+    return ("LOCKU", u32(type_) + u32(seqid) + lock_sid + u64(offset) + u64(length))
+
+
+def setattr_(attrs, values=b"", sid=ANON_STATEID):
+    """SETATTR of @attrs (numbers) whose XDR values, in order, are @values"""
+    return ("SETATTR", sid + bitmap(attrs) + opaque(values))
 
 
 def lockt(type_, offset, length, owner, clientid=0):

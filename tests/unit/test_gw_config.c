@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "../../gateway/gw_config.h"
+#include "../../gateway/gw_drc.h"
 
 #define ERRS_MAX 64
 
@@ -192,6 +193,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->max_record, GW_RECORD_DEFAULT);
 	assert_int_equal(cfg->log_level, LOG_INFO);
 	assert_null(cfg->stats_file);
+	assert_int_equal(cfg->drc_entries, GW_DRC_ENTRIES_DEFAULT);
 	assert_string_equal(cfg->source, conf);
 
 	assert_int_equal(cfg->nexports, 1);
@@ -231,6 +233,7 @@ static void test_settings(void **state)
 		      "max_record = 2M\n"
 		      "log_level = debug\n"
 		      "stats_file = \"/var/lib/lacuna/my stats\"\n"
+		      "drc_entries = 0\n"
 		      "/srv/data *\n");
 	assert_int_equal(cfg->listen.ss_family, AF_INET6);
 	assert_int_equal(cfg->listen_len, sizeof(struct sockaddr_in6));
@@ -246,6 +249,7 @@ static void test_settings(void **state)
 	assert_int_equal(cfg->max_record, 2 * 1024 * 1024);
 	assert_int_equal(cfg->log_level, LOG_DEBUG);
 	assert_string_equal(cfg->stats_file, "/var/lib/lacuna/my stats");
+	assert_int_equal(cfg->drc_entries, 0);
 	gw_config_free(cfg);
 
 	/* other spellings, ranges' ends, port given on its own */
