@@ -174,6 +174,8 @@ static void write_stats(const char *path)
 		gw.stats.rp_atomic, gw.stats.rp_fallback, gw.stats.rp_unstable);
 	fprintf(f, "write_atomic %llu\nwrite_not_atomic %llu\n", gw.stats.write_atomic,
 		gw.stats.write_fallback);
+	fprintf(f, "copy_data_bytes %llu\ncopy_hole_bytes %llu\ncopy_short %llu\n",
+		gw.stats.copy_data_bytes, gw.stats.copy_hole_bytes, gw.stats.copy_short);
 	fprintf(f,
 		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
 		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"

@@ -23,7 +23,8 @@ OP = dict(ACCESS=3, CREATE=6, GETATTR=9, GETFH=10, LINK=11, LOOKUP=15, LOOKUPP=1
           CREATE_SESSION=43, DESTROY_SESSION=44, SECINFO_NO_NAME=52, SEQUENCE=53,
           DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, READ=25, ALLOCATE=59, DEALLOCATE=62,
           READ_PLUS=68, SEEK=69, WRITE=38, CLOSE=4, LOCK=12, LOCKT=13, LOCKU=14, OPEN=18,
-          OPEN_CONFIRM=20, RENEW=30, SETCLIENTID=35, SETCLIENTID_CONFIRM=36)
+          OPEN_CONFIRM=20, RENEW=30, SETCLIENTID=35, SETCLIENTID_CONFIRM=36, COPY=60,
+          OFFLOAD_CANCEL=66, OFFLOAD_STATUS=67, CLONE=71)
 OPNAME = {v: k for k, v in OP.items()}
 
 ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=20,
@@ -36,7 +37,8 @@ ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=2
            OP_NOT_IN_SESSION=10071, UNION_NOTSUPP=10090, DENIED=10010, EXPIRED=10011,
            GRACE=10013, SHARE_DENIED=10015, STALE_CLIENTID=10022, STALE_STATEID=10023,
            BAD_STATEID=10025, NO_GRACE=10033, RECLAIM_BAD=10034, BADSESSION=10052,
-           COMPLETE_ALREADY=10054, DELAY=10008, IO=5)
+           COMPLETE_ALREADY=10054, DELAY=10008, IO=5, OPENMODE=10038,
+           OFFLOAD_DENIED=10091, OFFLOAD_NO_REQS=10094)
 ERRNAME = {v: k for k, v in ERR.items()}
 
 NF4REG, NF4DIR, NF4BLK, NF4CHR, NF4LNK, NF4SOCK, NF4FIFO = 1, 2, 3, 4, 5, 6, 7
@@ -175,6 +177,10 @@ def parse_res(op, d):
         return dict(eof=d.u32(), offset=d.u64())
     if name == "WRITE":
         return dict(count=d.u32(), committed=d.u32(), verf=d.fixed(8))
+    if name == "COPY":
+        cb = [d.fixed(16) for _ in range(d.u32())]
+        return dict(callback=cb, count=d.u64(), committed=d.u32(), verf=d.fixed(8),
+                    consecutive=d.u32(), synchronous=d.u32())
     if name == "OPEN":
         sid = d.fixed(16)
         d.cinfo()
@@ -370,6 +376,15 @@ def allocate(offset, length, sid=ANON_STATEID):
 def write(offset, data, stable=2, sid=ANON_STATEID):
     """stable: 0 UNSTABLE4, 1 DATA_SYNC4, 2 FILE_SYNC4"""
     return ("WRITE", sid + u64(offset) + u32(stable) + opaque(data))
+
+
+def copy(src_off, dst_off, count, src_sid=ANON_STATEID, dst_sid=ANON_STATEID,
+         consecutive=True, synchronous=True, sources=()):
+    """COPY (SAVED_FH: the source, CURRENT_FH: the destination); @sources:
+    netloc4 entries as (type, bytes) for an inter-server copy"""
+    nl = b"".join(u32(t) + opaque(v) for t, v in sources)
+    return ("COPY", src_sid + dst_sid + u64(src_off) + u64(dst_off) + u64(count) +
+            u32(int(consecutive)) + u32(int(synchronous)) + u32(len(sources)) + nl)
 
 
 def deallocate(offset, length, sid=ANON_STATEID):
