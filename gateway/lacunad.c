@@ -54,7 +54,7 @@ static uint64_t now_ns(void)
 }
 
 /*
- * A reload applies the exports, lease_time, stats_file and log_level.
+ * A reload applies the exports, lease_time, stats_file, log_level and copy_sync_max.
  * The rest was used at start (sockets, threads, pools, the state
  * directory): keep the values in use and say which changes wait for a
  * restart.
