@@ -111,6 +111,7 @@ struct copy_run {
 	uint64_t src_off, end;	/* source range */
 	int64_t delta;		/* destination offset - source offset */
 	uint64_t dst_size;	/* the destination's size before the copy */
+	uint64_t dst_cur;	/* and as the copy made it */
 	uint64_t pos;		/* source offset copied up to */
 	uint64_t data, holes;	/* bytes written, bytes of holes */
 };
@@ -150,6 +151,37 @@ static int copy_data(struct copy_run *r, const uint8_t *data, uint64_t from, uin
 	return 0;
 }
 
+/* [*a, *b): the part of @e in the range from r->pos (holes come whole) */
+static bool clip(const struct copy_run *r, const struct lacuna_extent *e, uint64_t *a,
+		 uint64_t *b)
+{
+	*a = e->offset > r->pos ? e->offset : r->pos;
+	*b = e->offset + e->length < r->end ? e->offset + e->length : r->end;
+	return *a < *b;
+}
+
+/*
+ * Before writing the data of @res, make the destination as long as the
+ * last of it, so that the writes land inside the file: a write past the
+ * end lets XFS preallocate past it, and the next extending write zeroes
+ * that preallocation, turning a hole of the source into data.
+ */
+static int grow_for(struct copy_run *r, const struct lacuna_result *res)
+{
+	uint64_t a, b, end = 0;
+	unsigned int i;
+
+	for (i = 0; i < res->nsegs; i++)
+		if (res->segs[i].kind == LACUNA_SEG_DATA && clip(r, &res->segs[i], &a, &b))
+			end = b + r->delta;
+	if (end <= r->dst_cur)
+		return 0;
+	if (ftruncate(r->dfd, (off_t)end) < 0)
+		return -errno;
+	r->dst_cur = end;
+	return 0;
+}
+
 /* Copy one chunk's worth of the source from r->pos on; advances r->pos. */
 static int copy_step(struct copy_run *r, void *chunk, size_t chunk_len, struct lacuna_result *res)
 {
@@ -161,16 +193,14 @@ static int copy_step(struct copy_run *r, void *chunk, size_t chunk_len, struct l
 			       res);
 	if (err)
 		return err;
+	err = grow_for(r, res);
+	if (err)
+		return err;
 	for (i = 0; i < res->nsegs; i++) {
 		const struct lacuna_extent *e = &res->segs[i];
-		uint64_t a = e->offset, b = e->offset + e->length;
+		uint64_t a, b;
 
-		/* holes come whole: clip them to the range */
-		if (a < r->pos)
-			a = r->pos;
-		if (b > r->end)
-			b = r->end;
-		if (a >= b)
+		if (!clip(r, e, &a, &b))
 			continue;
 		if (e->kind == LACUNA_SEG_HOLE)
 			err = copy_hole(r, a, b);
@@ -243,7 +273,7 @@ static uint32_t copy_check(struct copy_run *r, const struct copy_args *a)
 		return NFS4ERR_INVAL;
 	r->src_off = r->pos = a->src_off;
 	r->delta = (int64_t)(a->dst_off - a->src_off);
-	r->dst_size = (uint64_t)ds.st_size;
+	r->dst_size = r->dst_cur = (uint64_t)ds.st_size;
 	return NFS4_OK;
 }
 

@@ -125,6 +125,20 @@ def edge(port, d, backing, sync_max):
     check(sm == dm, "COPY count 0: the backing file's map is the source's",
           "src %s dst %s" % (fmt_map(sm), fmt_map(dm)))
 
+    # runs of several MiB far apart, into an empty file: every write of the
+    # copy extends the destination (where XFS preallocates past the end)
+    mk(d + "/img", 48 * MIB, [(0, blob[:MIB]), (8 * MIB, blob * 2), (40 * MIB, blob[:MIB])])
+    mk(d + "/imgcopy")
+    st, done, calls = copy_all(nfs, nfs.fh("img"), nfs.fh("imgcopy"), 0, 0, 0)
+    check(st == 0 and done == 48 * MIB and content(d + "/img") == content(d + "/imgcopy"),
+          "COPY of runs of MiBs far apart: the bytes are the source's",
+          "%s, %d bytes" % (errname(st), done))
+    sync(d + "/imgcopy")
+    _, sm, _ = local_map(backing + "/img")
+    _, dm, _ = local_map(backing + "/imgcopy")
+    check(sm == dm, "COPY of runs of MiBs far apart: the backing file's map is the source's",
+          "src %s dst %s" % (fmt_map(sm), fmt_map(dm)))
+
     # a range into the middle of a file with data where the source has holes
     mk(d + "/full", 10 * MIB, [(0, b"\xa5" * 10 * MIB)])
     full = nfs.fh("full")
