@@ -36,9 +36,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lt_nfs4raw import *  # noqa: E402,F401,F403
 import lt_readplus as rp  # noqa: E402
-from lt_readplus import (DATA, HOLE, KIB, MIB, FALLOC_FL_KEEP_SIZE,  # noqa: E402
-                         FALLOC_FL_PUNCH_HOLE, Nfs, check, fallocate, fmt_map, local_map,
-                         make_layout, note, warm)
+from lt_readplus import (DATA, HOLE, KIB, MIB, Nfs, check, fmt_map, local_map,  # noqa: E402
+                         make_layout, mkfile, note, warm)
 
 OP_ILLEGAL = 10044
 
@@ -66,19 +65,6 @@ def copy_all(nfs, src_fh, dst_fh, src_off, dst_off, count):
             return 0, done, calls
 
 
-def mk(path, size=0, writes=(), punches=()):
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        if size:
-            os.ftruncate(fd, size)
-        for off, b in writes:
-            os.pwrite(fd, b, off)
-        for off, n in punches:
-            fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, n)
-    finally:
-        os.close(fd)
-
-
 def content(path):
     with open(path, "rb") as f:
         return f.read()
@@ -95,8 +81,8 @@ def edge(port, d, backing, sync_max):
     rnd = random.Random(7)
     blob = rnd.randbytes(3 * MIB)
     # source: data, a hole, data, a hole at the end
-    mk(d + "/src", 8 * MIB, [(0, blob[:MIB]), (4 * MIB, blob[MIB:2 * MIB])])
-    mk(d + "/dst")
+    mkfile(d + "/src", 8 * MIB, [(0, blob[:MIB]), (4 * MIB, blob[MIB:2 * MIB])])
+    mkfile(d + "/dst")
     os.mkdir(d + "/dir")
     os.symlink("src", d + "/link")
     os.mkfifo(d + "/fifo")
@@ -127,8 +113,8 @@ def edge(port, d, backing, sync_max):
 
     # runs of several MiB far apart, into an empty file: every write of the
     # copy extends the destination (where XFS preallocates past the end)
-    mk(d + "/img", 48 * MIB, [(0, blob[:MIB]), (8 * MIB, blob * 2), (40 * MIB, blob[:MIB])])
-    mk(d + "/imgcopy")
+    mkfile(d + "/img", 48 * MIB, [(0, blob[:MIB]), (8 * MIB, blob * 2), (40 * MIB, blob[:MIB])])
+    mkfile(d + "/imgcopy")
     st, done, calls = copy_all(nfs, nfs.fh("img"), nfs.fh("imgcopy"), 0, 0, 0)
     check(st == 0 and done == 48 * MIB and content(d + "/img") == content(d + "/imgcopy"),
           "COPY of runs of MiBs far apart: the bytes are the source's",
@@ -140,7 +126,7 @@ def edge(port, d, backing, sync_max):
           "src %s dst %s" % (fmt_map(sm), fmt_map(dm)))
 
     # a range into the middle of a file with data where the source has holes
-    mk(d + "/full", 10 * MIB, [(0, b"\xa5" * 10 * MIB)])
+    mkfile(d + "/full", 10 * MIB, [(0, b"\xa5" * 10 * MIB)])
     full = nfs.fh("full")
     st, res = copy_op(nfs, src, full, MIB // 2, 2 * MIB, 5 * MIB)
     want = bytearray(b"\xa5" * 10 * MIB)
@@ -157,7 +143,7 @@ def edge(port, d, backing, sync_max):
     check(hole, "COPY punches the destination where the source has a hole", fmt_map(fm))
 
     # ends in a hole past the destination's end: the size grows
-    mk(d + "/short")
+    mkfile(d + "/short")
     sh = nfs.fh("short")
     st, res = copy_op(nfs, src, sh, 4 * MIB, 0, 4 * MIB)
     check(st == 0 and os.stat(d + "/short").st_size == 4 * MIB and
@@ -190,7 +176,7 @@ def edge(port, d, backing, sync_max):
     check(st == ERR["NOTSUPP"], "COPY from another server: NOTSUPP", errname(st))
 
     # one file: overlapping ranges are INVAL, disjoint ones copy
-    mk(d + "/self", 4 * MIB, [(0, blob[:MIB])])
+    mkfile(d + "/self", 4 * MIB, [(0, blob[:MIB])])
     me = nfs.fh("self")
     for so, do, n in ((0, MIB // 2, MIB), (MIB // 2, 0, MIB), (0, 0, MIB), (0, 4096, 0)):
         st, _ = copy_op(nfs, me, me, so, do, n)
@@ -221,8 +207,8 @@ def edge(port, d, backing, sync_max):
 
     # the bound of one synchronous COPY
     big = 3 * sync_max
-    mk(d + "/big", big + MIB, [(o, rnd.randbytes(MIB)) for o in range(0, big, 2 * MIB)])
-    mk(d + "/bigcopy")
+    mkfile(d + "/big", big + MIB, [(o, rnd.randbytes(MIB)) for o in range(0, big, 2 * MIB)])
+    mkfile(d + "/bigcopy")
     bg, bc = nfs.fh("big"), nfs.fh("bigcopy")
     st, res = copy_op(nfs, bg, bc, 0, 0, 0)
     check(st == 0 and 0 < res["count"] < big + MIB,
@@ -254,7 +240,7 @@ def layouts(port, d, backing, seed, count):
         size, wins, desc = make_layout(rng, d + "/" + name)
         warm(backing + "/" + name, wins, size)
         label = "seed %d layout %d (size %d: %s)" % (seed, i, size, desc[:300])
-        mk(d + "/" + cname)
+        mkfile(d + "/" + cname)
         sfh, dfh = nfs.fh(name), nfs.fh(cname)
         st, done, calls = copy_all(nfs, sfh, dfh, 0, 0, 0)
         check(st == 0 and done == size, "%s: COPY count 0 copies it (%d calls)" % (label, calls),
