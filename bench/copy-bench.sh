@@ -82,11 +82,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-SIZE_B=$(nb_parse_size "$SIZE")
-SIZE_MIB=$((SIZE_B / 1048576))
-if [ "$((SIZE_MIB * 1048576))" != "$SIZE_B" ] || [ "$SIZE_MIB" -lt 16 ]; then
-	nb_die "--size must be a whole number of MiB, at least 16"
-fi
+nb_size_mib "$SIZE"
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || nb_die "--runs must be a positive integer"
 
 : "${top_builddir:=$(cd "$SCRIPT_DIR/.." && pwd)}"
