@@ -108,12 +108,12 @@ int nfs4_dec_copy(struct xdr_in *x, void *args)
 struct copy_run {
 	struct nfs4_compound *c;
 	int sfd, dfd;
-	uint64_t src_off, end;	/* source range */
-	int64_t delta;		/* destination offset - source offset */
-	uint64_t dst_size;	/* the destination's size before the copy */
-	uint64_t dst_cur;	/* and as the copy made it */
-	uint64_t pos;		/* source offset copied up to */
-	uint64_t data, holes;	/* bytes written, bytes of holes */
+	uint64_t src_off, end; /* source range */
+	int64_t delta;	       /* destination offset - source offset */
+	uint64_t dst_size;     /* the destination's size before the copy */
+	uint64_t dst_cur;      /* and as the copy made it */
+	uint64_t pos;	       /* source offset copied up to */
+	uint64_t data, holes;  /* bytes written, bytes of holes */
 };
 
 /* Make [from, to) of the source a hole in the destination. */
@@ -152,8 +152,7 @@ static int copy_data(struct copy_run *r, const uint8_t *data, uint64_t from, uin
 }
 
 /* [*a, *b): the part of @e in the range from r->pos (holes come whole) */
-static bool clip(const struct copy_run *r, const struct lacuna_extent *e, uint64_t *a,
-		 uint64_t *b)
+static bool clip(const struct copy_run *r, const struct lacuna_extent *e, uint64_t *a, uint64_t *b)
 {
 	*a = e->offset > r->pos ? e->offset : r->pos;
 	*b = e->offset + e->length < r->end ? e->offset + e->length : r->end;
@@ -210,8 +209,7 @@ static int copy_step(struct copy_run *r, void *chunk, size_t chunk_len, struct l
 			return err;
 		r->pos = b;
 	}
-	if (res->next_offset > r->pos && res->next_offset < r->end &&
-	    !(res->flags & LACUNA_SR_EOF))
+	if (res->next_offset > r->pos && res->next_offset < r->end && !(res->flags & LACUNA_SR_EOF))
 		r->pos = res->next_offset;
 	if (res->flags & LACUNA_SR_EOF && r->pos < r->end)
 		return -ENODATA; /* the source shrank meanwhile: stop here */

@@ -41,10 +41,10 @@
 enum { SETXATTR4_EITHER = 0, SETXATTR4_CREATE = 1, SETXATTR4_REPLACE = 2 };
 
 struct xattr_args {
-	uint32_t option;       /* SETXATTR */
+	uint32_t option;	       /* SETXATTR */
 	char name[XATTR_NAME_MAX + 1]; /* with the "user." prefix */
-	uint32_t status;       /* of the name: NFS4_OK, or why it is refused */
-	const uint8_t *value;  /* SETXATTR */
+	uint32_t status;	       /* of the name: NFS4_OK, or why it is refused */
+	const uint8_t *value;	       /* SETXATTR */
 	uint32_t len;
 };
 
@@ -120,9 +120,9 @@ uint32_t nfs4_run_getxattr(struct nfs4_compound *c, void *args)
 	else if ((size_t)n + 8 > nfs4_reply_room(c))
 		status = nfs4_enc_status(c, -EMSGSIZE);
 	else
-		status = xdr_enc_opaque(c->out, buf, (uint32_t)n, XATTR_SIZE_MAX) ?
-				 nfs4_enc_status(c, -EMSGSIZE) :
-				 NFS4_OK;
+		status = xdr_enc_opaque(c->out, buf, (uint32_t)n, XATTR_SIZE_MAX)
+				 ? nfs4_enc_status(c, -EMSGSIZE)
+				 : NFS4_OK;
 	free(buf);
 	return status;
 }
@@ -165,9 +165,9 @@ static uint32_t with_change_info(struct nfs4_compound *c, struct xattr_args *a,
 
 static int do_setxattr(const char *path, const struct xattr_args *a)
 {
-	int flags = a->option == SETXATTR4_CREATE  ? XATTR_CREATE :
-		    a->option == SETXATTR4_REPLACE ? XATTR_REPLACE :
-						     0;
+	int flags = a->option == SETXATTR4_CREATE    ? XATTR_CREATE
+		    : a->option == SETXATTR4_REPLACE ? XATTR_REPLACE
+						     : 0;
 
 	if (a->len > XATTR_SIZE_MAX)
 		return -E2BIG;
