@@ -247,6 +247,16 @@ nb_parse_size() {
 	echo "$n"
 }
 
+# nb_size_mib SIZE: SIZE_B and SIZE_MIB of a --size that must be a whole
+# number of MiB, at least 16
+nb_size_mib() {
+	SIZE_B=$(nb_parse_size "$1")
+	SIZE_MIB=$((SIZE_B / 1048576))
+	if [ "$((SIZE_MIB * 1048576))" != "$SIZE_B" ] || [ "$SIZE_MIB" -lt 16 ]; then
+		nb_die "--size must be a whole number of MiB, at least 16"
+	fi
+}
+
 # nb_drops: how many times anyone has written drop_caches (page cache) so far.
 nb_drops() {
 	awk '$1 == "drop_pagecache" { print $2 }' /proc/vmstat

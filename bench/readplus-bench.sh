@@ -127,11 +127,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-SIZE_B=$(nb_parse_size "$SIZE")
-SIZE_MIB=$((SIZE_B / 1048576))
-if [ "$((SIZE_MIB * 1048576))" != "$SIZE_B" ] || [ "$SIZE_MIB" -lt 16 ]; then
-	nb_die "--size must be a whole number of MiB, at least 16"
-fi
+nb_size_mib "$SIZE"
 for v in RUNS CP_RUNS EXTENTS; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || nb_die "--${v,,} must be a positive integer"
 done

@@ -167,6 +167,8 @@ struct gw_stats {
 	atomic_ullong rp_data_bytes, rp_hole_bytes, rp_atomic, rp_fallback, rp_unstable;
 	/* WRITEs applied under one hold of lacunafs's range lock, or not */
 	atomic_ullong write_atomic, write_fallback;
+	/* COPY: bytes of data written, of holes copied; replies short of the count asked */
+	atomic_ullong copy_data_bytes, copy_hole_bytes, copy_short;
 	/* RPC-over-RDMA: connections; bytes pulled with RDMA Read (read chunks),
 	 * pushed into write chunks and reply chunks; replies by way of each;
 	 * RDMA_ERROR replies sent */

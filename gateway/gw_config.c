@@ -36,6 +36,7 @@ static const char *const setting_names[GW_SET_N] = {
 	[GW_SET_MAX_RECORD] = "max_record",
 	[GW_SET_LOG_LEVEL] = "log_level", [GW_SET_STATS_FILE] = "stats_file",
 	[GW_SET_DRC_ENTRIES] = "drc_entries",
+	[GW_SET_COPY_SYNC_MAX] = "copy_sync_max",
 };
 
 static bool is_blank(char c)
@@ -81,6 +82,7 @@ static struct gw_config *config_new(const char *source)
 	}
 	cfg->max_record = GW_RECORD_DEFAULT;
 	cfg->drc_entries = GW_DRC_ENTRIES_DEFAULT;
+	cfg->copy_sync_max = GW_COPY_SYNC_DEFAULT;
 	cfg->log_level = GW_LOG_DEFAULT;
 	gw_limits_default(&cfg->limits);
 	return cfg;
@@ -238,6 +240,11 @@ static int set_value(struct gw_loader *ld, enum gw_setting s, const char *v, cha
 		rc = gw_parse_size(v, GW_RECORD_MIN, GW_RECORD_MAX, &n, why);
 		if (rc == 0)
 			cfg->max_record = (uint32_t)n;
+		return rc;
+	case GW_SET_COPY_SYNC_MAX:
+		rc = gw_parse_size(v, GW_COPY_SYNC_MIN, GW_COPY_SYNC_MAX, &n, why);
+		if (rc == 0)
+			cfg->copy_sync_max = n;
 		return rc;
 	case GW_SET_LOG_LEVEL:
 		return gw_parse_log_level(v, &cfg->log_level, why);

@@ -54,6 +54,10 @@ static inline uint32_t gw_io_max(uint32_t max_record)
 	return (max_record - GW_RECORD_OVERHEAD) & ~4095u;
 }
 #define GW_LOG_DEFAULT LOG_INFO
+/* data one COPY writes before it replies (short: the client goes on) */
+#define GW_COPY_SYNC_DEFAULT (64ull * 1024 * 1024)
+#define GW_COPY_SYNC_MIN (1024 * 1024)
+#define GW_COPY_SYNC_MAX (1ull << 40)
 #define GW_ANON_ID 65534      /* nobody / nogroup */
 #define GW_ID_MAX 4294967294u /* (uint32_t)-1 is no id */
 #define GW_SEC_MAX 2	      /* distinct flavors: sys, none */
@@ -123,6 +127,7 @@ struct gw_config {
 	bool grace;
 	char *state_dir;     /* stable client records (nfs4_recov.h) */
 	uint32_t max_record; /* bytes */
+	uint64_t copy_sync_max; /* bytes of data one COPY writes at most */
 	int log_level;	     /* LOG_ERR..LOG_DEBUG */
 	char *stats_file;    /* NULL: none */
 	unsigned int drc_entries; /* 4.0 duplicate request cache (gw_drc.h), 0: off */

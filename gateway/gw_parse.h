@@ -49,6 +49,7 @@ enum gw_setting {
 	GW_SET_LOG_LEVEL,
 	GW_SET_STATS_FILE,
 	GW_SET_DRC_ENTRIES,
+	GW_SET_COPY_SYNC_MAX,
 	GW_SET_N
 };
 

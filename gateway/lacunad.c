@@ -55,7 +55,7 @@ static uint64_t now_ns(void)
 }
 
 /*
- * A reload applies the exports, lease_time, stats_file and log_level.
+ * A reload applies the exports, lease_time, stats_file, log_level and copy_sync_max.
  * The rest was used at start (sockets, threads, pools, the state
  * directory): keep the values in use and say which changes wait for a
  * restart.
@@ -181,6 +181,8 @@ static void write_stats(const char *path)
 		gw.stats.rp_atomic, gw.stats.rp_fallback, gw.stats.rp_unstable);
 	fprintf(f, "write_atomic %llu\nwrite_not_atomic %llu\n", gw.stats.write_atomic,
 		gw.stats.write_fallback);
+	fprintf(f, "copy_data_bytes %llu\ncopy_hole_bytes %llu\ncopy_short %llu\n",
+		gw.stats.copy_data_bytes, gw.stats.copy_hole_bytes, gw.stats.copy_short);
 	fprintf(f,
 		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
 		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"

@@ -76,6 +76,8 @@
 /* RFC 8881 additions (4.1 and 4.2) */
 #define SUPP1_WORD1 W1(FATTR4_FS_LAYOUT_TYPES)
 #define SUPP1_WORD2 W2(FATTR4_SUPPATTR_EXCLCREAT)
+/* RFC 7862 and 8276 (4.2) */
+#define SUPP2_WORD2 W2(FATTR4_XATTR_SUPPORT)
 
 #define WRITABLE_WORD0 W0(FATTR4_SIZE)
 #define WRITABLE_WORD1                                                 \
@@ -103,6 +105,8 @@ void nfs4_attr_supported(uint32_t minor, struct nfs4_bitmap *bm)
 		bm->w[1] |= SUPP1_WORD1;
 		bm->w[2] |= SUPP1_WORD2;
 	}
+	if (minor >= 2)
+		bm->w[2] |= SUPP2_WORD2;
 }
 
 void nfs4_attr_writable(struct nfs4_bitmap *bm)
@@ -427,6 +431,9 @@ static void enc_value(struct xdr_out *out, const struct attr_src *a, unsigned in
 	case FATTR4_SUPPATTR_EXCLCREAT:
 		nfs4_attr_exclcreat(&bm);
 		nfs4_enc_bitmap(out, &bm);
+		break;
+	case FATTR4_XATTR_SUPPORT:
+		xdr_enc_bool(out, !gw_obj_is_pseudo(a->o)); /* user xattrs, through lacunafs */
 		break;
 	}
 }

@@ -202,6 +202,21 @@ uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid
  */
 uint64_t nfs4_read_clamp(uint64_t offset, uint64_t count);
 size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead);
+/*
+ * WRITE's write (nfs4_op_io.c): @len bytes at @data to @off of @fd, an fd
+ * of the current file, through lacunafs's atomic write when the export
+ * has it. 0, -EAGAIN (no pool chunk free) or a negative errno.
+ */
+struct lacuna_wresult;
+int gw_write(struct nfs4_compound *c, int fd, uint64_t off, const uint8_t *data, size_t len,
+	     unsigned int flags, struct lacuna_wresult *res);
+/*
+ * The sparse read of [off, off+len) of @fd, an fd of @o (nfs4_op_sparse.c):
+ * through lacunafs when the export has it, else the plain walk.
+ */
+struct lacuna_result;
+int nfs4_sparse_read(struct gw_obj *o, int fd, uint64_t off, uint64_t len, unsigned int how,
+		     void *buf, size_t buflen, struct lacuna_result *res);
 
 /* If the 4.1 special "current stateid" (seqid 1, other 0) is given, substitute c->cur_sid. */
 uint32_t nfs4_resolve_current_sid(struct nfs4_compound *c, struct nfs4_stateid *sid);

@@ -34,6 +34,7 @@
 
 /* every ACCESS4 bit, the extended-attribute ones of RFC 8276 included */
 #define ACCESS4_ALL 0x1ff
+#define ACCESS4_XA (ACCESS4_XAREAD | ACCESS4_XAWRITE | ACCESS4_XALIST)
 
 /* ---------------------------------------------------------------- GETATTR */
 
@@ -196,7 +197,9 @@ struct access_map {
 static const struct access_map dir_map[] = {
 	{ ACCESS4_READ, R_OK, false },	       { ACCESS4_LOOKUP, X_OK, false },
 	{ ACCESS4_MODIFY, W_OK | X_OK, true }, { ACCESS4_EXTEND, W_OK | X_OK, true },
-	{ ACCESS4_DELETE, W_OK | X_OK, true }, { 0, 0, false },
+	{ ACCESS4_DELETE, W_OK | X_OK, true }, { ACCESS4_XAREAD, R_OK, false },
+	{ ACCESS4_XAWRITE, W_OK, true },       { ACCESS4_XALIST, R_OK, false },
+	{ 0, 0, false },
 };
 
 static const struct access_map reg_map[] = {
@@ -204,6 +207,9 @@ static const struct access_map reg_map[] = {
 	{ ACCESS4_EXECUTE, X_OK, false },
 	{ ACCESS4_MODIFY, W_OK, true },
 	{ ACCESS4_EXTEND, W_OK, true },
+	{ ACCESS4_XAREAD, R_OK, false },
+	{ ACCESS4_XAWRITE, W_OK, true },
+	{ ACCESS4_XALIST, R_OK, false },
 	{ 0, 0, false },
 };
 
@@ -262,6 +268,8 @@ uint32_t nfs4_run_access(struct nfs4_compound *c, void *args)
 
 		if (!(a->access & map->bit))
 			continue;
+		if (map->bit & ACCESS4_XA && c->minor < 2)
+			continue; /* RFC 8276: the xattr bits are 4.2's */
 		supported |= map->bit;
 		if (map->write && ro)
 			continue;

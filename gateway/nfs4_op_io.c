@@ -186,8 +186,8 @@ int nfs4_dec_write(struct xdr_in *x, void *args)
  * data in a small chunk goes inside the ioctl; anything else (a small
  * record larger than the ioctl carries) is copied into a large chunk.
  */
-static int gw_write(struct nfs4_compound *c, int fd, uint64_t off, const uint8_t *data,
-		    size_t len, unsigned int flags, struct lacuna_wresult *res)
+int gw_write(struct nfs4_compound *c, int fd, uint64_t off, const uint8_t *data,
+	     size_t len, unsigned int flags, struct lacuna_wresult *res)
 {
 	struct lacuna_client *lc = c->srv->plain_write ? NULL : c->cfh->xp->lc;
 	void *chunk = NULL;

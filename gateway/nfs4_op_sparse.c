@@ -98,8 +98,8 @@ static void count_result(struct gw_srv *s, const struct lacuna_result *res)
 }
 
 /* The sparse read of [off, off+len) of @fd, through lacunafs when the export has it. */
-static int sparse_read(struct gw_obj *o, int fd, uint64_t off, uint64_t len, unsigned int how,
-		       void *buf, size_t buflen, struct lacuna_result *res)
+int nfs4_sparse_read(struct gw_obj *o, int fd, uint64_t off, uint64_t len, unsigned int how,
+		     void *buf, size_t buflen, struct lacuna_result *res)
 {
 	int err = lacuna_sparse_read(o->xp->lc, fd, off, len, how, buf, buflen, res);
 
@@ -203,7 +203,7 @@ uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_DELAY;
 		goto out;
 	}
-	err = sparse_read(o, fd, a->offset, count, LACUNA_READ_DATA, chunk, count, res);
+	err = nfs4_sparse_read(o, fd, a->offset, count, LACUNA_READ_DATA, chunk, count, res);
 	if (err) {
 		status = nfs4_errno(err);
 		goto out;
@@ -252,7 +252,7 @@ uint32_t nfs4_run_seek(struct nfs4_compound *c, void *args)
 		 * is all SEEK needs, and a map to end of file costs two lseeks
 		 * per segment under the lock.
 		 */
-		err = sparse_read(o, fd, off, window < UINT64_MAX - off ? window : UINT64_MAX - off,
+		err = nfs4_sparse_read(o, fd, off, window < UINT64_MAX - off ? window : UINT64_MAX - off,
 				  LACUNA_READ_MAP, NULL, 0, res);
 		if (err) {
 			status = nfs4_errno(err);

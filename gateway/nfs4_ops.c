@@ -38,6 +38,8 @@ uint32_t nfs4_run_notsupp(struct nfs4_compound *c, void *args)
 #define FATTR_MAX 2048
 /* READ_PLUS bounds its own reply; it needs room for eof, a count and one hole */
 #define RP_MIN (8 + 20)
+/* COPY: write_response4 with its callback stateid, copy_requirements4 */
+#define COPY_RES (4 + 16 + 8 + 4 + NFS4_VERIFIER_SIZE + 8)
 
 const struct nfs4_op_desc nfs4_ops[NFS4_OP_LAST + 1] = {
 	[0] = { .name = "0", .run = nfs4_run_notsupp },
@@ -105,20 +107,20 @@ const struct nfs4_op_desc nfs4_ops[NFS4_OP_LAST + 1] = {
 	OP(OP_RECLAIM_COMPLETE, reclaim_complete, 0, 0, V41),
 	/* 4.2 */
 	OP(OP_ALLOCATE, allocate, OPF_CFH | OPF_MODIFIES, 0, 2, NFS4_MINOR_MAX),
-	NOTSUPP(OP_COPY, 2),
+	OP(OP_COPY, copy, OPF_CFH | OPF_MODIFIES, COPY_RES, 2, NFS4_MINOR_MAX),
 	NOTSUPP(OP_COPY_NOTIFY, 2),
 	OP(OP_DEALLOCATE, deallocate, OPF_CFH | OPF_MODIFIES, 0, 2, NFS4_MINOR_MAX),
 	NOTSUPP(OP_IO_ADVISE, 2),
 	NOTSUPP(OP_LAYOUTERROR, 2),
 	NOTSUPP(OP_LAYOUTSTATS, 2),
-	NOTSUPP(OP_OFFLOAD_CANCEL, 2),
-	NOTSUPP(OP_OFFLOAD_STATUS, 2),
+	OP(OP_OFFLOAD_CANCEL, offload_cancel, OPF_CFH, 0, 2, NFS4_MINOR_MAX),
+	OP(OP_OFFLOAD_STATUS, offload_status, OPF_CFH, 12, 2, NFS4_MINOR_MAX),
 	OP(OP_READ_PLUS, read_plus, OPF_CFH, RP_MIN, 2, NFS4_MINOR_MAX),
 	OP(OP_SEEK, seek, OPF_CFH, 12, 2, NFS4_MINOR_MAX),
 	NOTSUPP(OP_WRITE_SAME, 2),
 	NOTSUPP(OP_CLONE, 2),
-	NOTSUPP(OP_GETXATTR, 2),
-	NOTSUPP(OP_SETXATTR, 2),
-	NOTSUPP(OP_LISTXATTRS, 2),
-	NOTSUPP(OP_REMOVEXATTR, 2),
+	OP(OP_GETXATTR, getxattr, OPF_CFH, 0, 2, NFS4_MINOR_MAX),
+	OP(OP_SETXATTR, setxattr, OPF_CFH | OPF_MODIFIES, 20, 2, NFS4_MINOR_MAX),
+	OP(OP_LISTXATTRS, listxattrs, OPF_CFH, 16, 2, NFS4_MINOR_MAX),
+	OP(OP_REMOVEXATTR, removexattr, OPF_CFH | OPF_MODIFIES, 20, 2, NFS4_MINOR_MAX),
 };

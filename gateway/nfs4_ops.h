@@ -58,6 +58,16 @@ NFS4_OP(read_plus);
 NFS4_OP(seek);
 NFS4_OP(allocate);
 NFS4_OP(deallocate);
+/* nfs4_op_copy.c (4.2) */
+NFS4_OP(copy);
+NFS4_OP(offload_status);
+NFS4_OP(offload_cancel);
+
+/* nfs4_op_xattr.c (4.2, RFC 8276) */
+NFS4_OP(getxattr);
+NFS4_OP(setxattr);
+NFS4_OP(listxattrs);
+NFS4_OP(removexattr);
 
 /* nfs4_op_session.c (4.1) */
 NFS4_OP(exchange_id);

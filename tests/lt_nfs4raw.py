@@ -23,7 +23,9 @@ OP = dict(ACCESS=3, CREATE=6, GETATTR=9, GETFH=10, LINK=11, LOOKUP=15, LOOKUPP=1
           CREATE_SESSION=43, DESTROY_SESSION=44, SECINFO_NO_NAME=52, SEQUENCE=53,
           DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, READ=25, ALLOCATE=59, DEALLOCATE=62,
           READ_PLUS=68, SEEK=69, WRITE=38, CLOSE=4, LOCK=12, LOCKT=13, LOCKU=14, OPEN=18,
-          OPEN_CONFIRM=20, RENEW=30, SETCLIENTID=35, SETCLIENTID_CONFIRM=36, SETATTR=34)
+          OPEN_CONFIRM=20, RENEW=30, SETCLIENTID=35, SETCLIENTID_CONFIRM=36, SETATTR=34, COPY=60,
+          OFFLOAD_CANCEL=66, OFFLOAD_STATUS=67, CLONE=71, GETXATTR=72, SETXATTR=73,
+          LISTXATTRS=74, REMOVEXATTR=75)
 OPNAME = {v: k for k, v in OP.items()}
 
 ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=20,
@@ -37,7 +39,8 @@ ERR = dict(OK=0, PERM=1, NOENT=2, NXIO=6, ACCESS=13, EXIST=17, XDEV=18, NOTDIR=2
            GRACE=10013, SHARE_DENIED=10015, STALE_CLIENTID=10022, STALE_STATEID=10023,
            BAD_STATEID=10025, NO_GRACE=10033, RECLAIM_BAD=10034, BADSESSION=10052,
            COMPLETE_ALREADY=10054, DELAY=10008, IO=5, BAD_SEQID=10026, BADOWNER=10039,
-           REP_TOO_BIG_TO_CACHE=10067, OPENMODE=10038)
+           REP_TOO_BIG_TO_CACHE=10067, OPENMODE=10038,
+           OFFLOAD_DENIED=10091, OFFLOAD_NO_REQS=10094, NOXATTR=10095, XATTR2BIG=10096)
 ERRNAME = {v: k for k, v in ERR.items()}
 
 NF4REG, NF4DIR, NF4BLK, NF4CHR, NF4LNK, NF4SOCK, NF4FIFO = 1, 2, 3, 4, 5, 6, 7
@@ -197,6 +200,20 @@ def parse_res(op, d):
         return dict(eof=d.u32(), offset=d.u64())
     if name == "WRITE":
         return dict(count=d.u32(), committed=d.u32(), verf=d.fixed(8))
+    if name == "ACCESS":
+        return dict(supported=d.u32(), access=d.u32())
+    if name == "GETXATTR":
+        return d.opaque()
+    if name in ("SETXATTR", "REMOVEXATTR"):
+        return d.cinfo()
+    if name == "LISTXATTRS":
+        cookie = d.u64()
+        names = [d.opaque() for _ in range(d.u32())]
+        return dict(cookie=cookie, names=names, eof=d.u32())
+    if name == "COPY":
+        cb = [d.fixed(16) for _ in range(d.u32())]
+        return dict(callback=cb, count=d.u64(), committed=d.u32(), verf=d.fixed(8),
+                    consecutive=d.u32(), synchronous=d.u32())
     if name == "OPEN":
         sid = d.fixed(16)
         d.cinfo()
@@ -411,6 +428,38 @@ def allocate(offset, length, sid=ANON_STATEID):
 def write(offset, data, stable=2, sid=ANON_STATEID):
     """stable: 0 UNSTABLE4, 1 DATA_SYNC4, 2 FILE_SYNC4"""
     return ("WRITE", sid + u64(offset) + u32(stable) + opaque(data))
+
+
+def copy(src_off, dst_off, count, src_sid=ANON_STATEID, dst_sid=ANON_STATEID,
+         consecutive=True, synchronous=True, sources=()):
+    """COPY (SAVED_FH: the source, CURRENT_FH: the destination); @sources:
+    netloc4 entries as (type, bytes) for an inter-server copy"""
+    nl = b"".join(u32(t) + opaque(v) for t, v in sources)
+    return ("COPY", src_sid + dst_sid + u64(src_off) + u64(dst_off) + u64(count) +
+            u32(int(consecutive)) + u32(int(synchronous)) + u32(len(sources)) + nl)
+
+
+SETXATTR4_EITHER, SETXATTR4_CREATE, SETXATTR4_REPLACE = 0, 1, 2
+
+
+def getxattr(name):
+    return ("GETXATTR", opaque(name))
+
+
+def setxattr(name, value, option=SETXATTR4_EITHER):
+    return ("SETXATTR", u32(option) + opaque(name) + opaque(value))
+
+
+def listxattrs(cookie=0, maxcount=65536):
+    return ("LISTXATTRS", u64(cookie) + u32(maxcount))
+
+
+def removexattr(name):
+    return ("REMOVEXATTR", opaque(name))
+
+
+def access(bits):
+    return ("ACCESS", u32(bits))
 
 
 def deallocate(offset, length, sid=ANON_STATEID):

@@ -191,6 +191,7 @@ static void test_defaults(void **state)
 	assert_true(cfg->grace);
 	assert_string_equal(cfg->state_dir, "/var/lib/lacunad");
 	assert_int_equal(cfg->max_record, GW_RECORD_DEFAULT);
+	assert_true(cfg->copy_sync_max == 64ull * 1024 * 1024);
 	assert_int_equal(cfg->log_level, LOG_INFO);
 	assert_null(cfg->stats_file);
 	assert_int_equal(cfg->drc_entries, GW_DRC_ENTRIES_DEFAULT);
@@ -231,6 +232,7 @@ static void test_settings(void **state)
 		      "grace = off\n"
 		      "state_dir = /srv/lacunad-state\n"
 		      "max_record = 2M\n"
+		      "copy_sync_max = 2G\n"
 		      "log_level = debug\n"
 		      "stats_file = \"/var/lib/lacuna/my stats\"\n"
 		      "drc_entries = 0\n"
@@ -247,6 +249,7 @@ static void test_settings(void **state)
 	assert_false(cfg->grace);
 	assert_string_equal(cfg->state_dir, "/srv/lacunad-state");
 	assert_int_equal(cfg->max_record, 2 * 1024 * 1024);
+	assert_true(cfg->copy_sync_max == 2ull << 30);
 	assert_int_equal(cfg->log_level, LOG_DEBUG);
 	assert_string_equal(cfg->stats_file, "/var/lib/lacuna/my stats");
 	assert_int_equal(cfg->drc_entries, 0);
@@ -304,6 +307,8 @@ static void test_setting_errors(void **state)
 		   "max_record: 1K is out of range (16384..67108864)");
 	load_fails("max_record = 1T\n/s *\n", 1, "unknown size suffix 'T'");
 	load_fails("max_record = 65M\n/s *\n", 1, "out of range");
+	load_fails("copy_sync_max = 512K\n/s *\n", 1,
+		   "copy_sync_max: 512K is out of range (1048576..1099511627776)");
 	load_fails("log_level = loud\n/s *\n", 1, "unknown log level 'loud'");
 	load_fails("stats_file = stats.json\n/s *\n", 1, "'stats.json' is not an absolute path");
 	load_fails("listen = localhost\n/s *\n", 1, "host names");
