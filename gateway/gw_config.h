@@ -35,6 +35,7 @@
 #define GW_PORT_DEFAULT 2049
 #define GW_RDMA_PORT_DEFAULT 20049
 #define GW_LEASE_DEFAULT 90
+#define GW_METRICS_PORT_DEFAULT 9449
 #define GW_STATE_DIR_DEFAULT "/var/lib/lacunad"
 #define GW_LEASE_MIN 10
 #define GW_LEASE_MAX 3600
@@ -125,6 +126,8 @@ struct gw_config {
 	uint32_t max_record; /* bytes */
 	int log_level;	     /* LOG_ERR..LOG_DEBUG */
 	char *stats_file;    /* NULL: none */
+	struct sockaddr_storage metrics; /* metrics_listen; ss_family 0: none */
+	socklen_t metrics_len;
 	struct gw_limits limits;
 	struct gw_export *exports;
 	size_t nexports;
@@ -203,6 +206,8 @@ struct gw_cli {
 	int log_level;		 /* -1: not given */
 	const char *sets[GW_CLI_SETS_MAX]; /* --set KEY=VALUE, validated */
 	unsigned int nsets;
+	const char *stats_file;	    /* --stats-file PATH or "none"; NULL: not given */
+	const char *metrics_listen; /* --metrics-listen, validated; NULL: not given */
 	bool foreground;
 	bool help;
 	bool version;
