@@ -17,6 +17,7 @@
 #include "gw_xprt.h"
 #include "log.h"
 #include "nfs4_compound.h"
+#include "trace.h"
 
 static const struct rpc_program gw_programs[] = {
 	{
@@ -42,7 +43,8 @@ static void cred_of_call(const struct rpc_call *call, struct gw_cred *cred)
 	}
 }
 
-static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *call)
+static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *call,
+			uint32_t *status)
 {
 	struct nfs4_compound c;
 	int err;
@@ -62,10 +64,17 @@ static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *c
 	if (err)
 		return err;
 	gw_stat_add(&s->stats.compounds, 1);
-	return nfs4_compound_run(&c, &call->args);
+	err = nfs4_compound_run(&c, &call->args);
+	*status = c.status;
+	return err;
 }
 
-static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm)
+/*
+ * The reply to req->rec in req->reply; what the call was (*xid, *proc
+ * and the COMPOUND's *status) for the rpc__reply tracepoint.
+ */
+static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm, uint32_t *xid,
+		       uint32_t *proc, uint32_t *status)
 {
 	struct rpc_call call;
 	int err = 0;
@@ -85,12 +94,15 @@ static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm
 		err = rpc_enc_reject(&req->reply, &call);
 		break;
 	case RPC_V_DISPATCH:
+		*xid = call.xid;
+		*proc = call.proc;
 		if (call.proc == NFS4_PROC_NULL) {
+			LTRACE(lacunad, rpc__call, call.xid, call.prog, call.vers, call.proc, 0, 0);
 			gw_stat_add(&s->stats.rpc_null, 1);
 			err = rpc_enc_accepted(&req->reply, call.xid, RPC_SUCCESS);
 			break;
 		}
-		err = run_compound(s, req, &call);
+		err = run_compound(s, req, &call, status);
 		if (err == -EBADMSG) {
 			/* the COMPOUND header itself is not XDR: start over with GARBAGE_ARGS */
 			gw_stat_add(&s->stats.rpc_garbage, 1);
@@ -116,10 +128,12 @@ static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm
 
 void gw_rpc_process(struct gw_srv *s, struct gw_req *req)
 {
+	uint32_t xid = 0, proc = 0, status = 0;
+	uint64_t t0 = mx_now_ns(), ns;
 	struct xdr_mark rm;
 
 	xdr_out_init(&req->reply, req->carver, req->reply_max);
-	if (build_reply(s, req, &rm)) {
+	if (build_reply(s, req, &rm, &xid, &proc, &status)) {
 		xdr_out_release(&req->reply);
 		return;
 	}
@@ -127,6 +141,9 @@ void gw_rpc_process(struct gw_srv *s, struct gw_req *req)
 		xdr_out_release(&req->reply);
 		return;
 	}
+	ns = mx_now_ns() - t0;
+	mx_hist_add(&s->stats.rpc_lat, ns);
+	LTRACE(lacunad, rpc__reply, xid, proc, status, ns, xdr_out_len(&req->reply));
 }
 
 const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size)

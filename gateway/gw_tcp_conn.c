@@ -438,6 +438,7 @@ static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
 		if (cqe->res > 0) {
 			gw_tcp_touch(c);
 			gw_stat_add(&gw_tcp.srv->stats.bytes_in, cqe->res);
+			gw_stat_add(&gw_tcp.srv->stats.tcp_bytes_in, cqe->res);
 			gw_conn_input(c, gw_tcp.bufs + (size_t)bid * GW_TCP_BUF_SIZE,
 				      (size_t)cqe->res);
 		}
@@ -518,6 +519,7 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 		return;
 	}
 	gw_stat_add(&gw_tcp.srv->stats.bytes_out, res);
+	gw_stat_add(&gw_tcp.srv->stats.tcp_bytes_out, res);
 	if (res > 0) {
 		gw_tcp_touch(c);
 		c->send_since = c->active;

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# lacunad's /metrics (--metrics-listen) and stats file (--stats-file):
+#  - the page passes `promtool check metrics`;
+#  - after N READ_PLUS of a file with one data extent and one hole,
+#    lacunad_ops_total{op="READ_PLUS",status="NFS4_OK"} grew by exactly N,
+#    the READ_PLUS data and hole byte counters by exactly what the
+#    replies carried (holes counted inside the range asked for), the READ_PLUS latency histogram by N, and the atomic
+#    replies by N; the stats file shows the same count;
+#  - the endpoint answers (and still validates) while a READ_PLUS load
+#    runs;
+#  - hostile HTTP (not HTTP, a NUL byte, an unknown path or method,
+#    HTTP/2, 100 KB of headers, a request cut short, connections that
+#    never send anything) gets 400/404/431 or a closed connection, and
+#    afterwards /metrics and NFS still answer.
+
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib_nfs.sh"
+lt_init
+[ "$LT_NFS_SERVER" = lacunad ] || lt_skip "lacunad's own metrics"
+nfs_require_server
+lt_require_fuse
+lt_require_cmd python3
+command -v promtool >/dev/null || lt_skip "promtool not installed (package prometheus)"
+M="$top_srcdir/tests/lt_metrics.py"
+N=7
+
+nfs_make_export ext4 m
+# one 64 KiB data extent, then a hole to 1 MiB
+dd if=/dev/urandom of="$NFS_EXPORT/sparse" bs=64K count=1 conv=fsync status=none ||
+	lt_hard "dd"
+truncate -s 1M "$NFS_EXPORT/sparse"
+mport=$(nfs_free_port) || lt_hard "no free port for the metrics"
+nfs_start "$NFS_EXPORT" --threads 2 --metrics-listen "127.0.0.1:$mport" \
+	--stats-file "$LT_TMP/stats"
+URL="http://127.0.0.1:$mport/metrics"
+
+scrape() { nfs_run python3 "$M" get "$URL" >"$1"; }
+val() { python3 "$M" value "$1" "$2"; }
+delta() { echo $(($(val "$2" "$3") - $(val "$1" "$3"))); }
+
+lt_check "GET /metrics answers" scrape "$LT_TMP/m0"
+lt_check "promtool check metrics accepts the page" \
+	sh -c "promtool check metrics <'$LT_TMP/m0'"
+out=$(nfs_run python3 "$M" readplus "$NFS_PORT" sparse "$N" 524288) || lt_hard "readplus: $out"
+lt_log "replies: $out"
+set -- $out
+data=$2 hole=$4
+lt_check "GET /metrics answers after traffic" scrape "$LT_TMP/m1"
+lt_check "promtool check metrics accepts it" sh -c "promtool check metrics <'$LT_TMP/m1'"
+lt_check_eq "READ_PLUS counted exactly $N times" "$N" \
+	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_ops_total{op="READ_PLUS",status="NFS4_OK"}')"
+lt_check_eq "READ_PLUS latency histogram counted $N" "$N" \
+	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_op_duration_seconds_count{op="READ_PLUS"}')"
+lt_check_eq "READ_PLUS data bytes as sent" "$data" \
+	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_read_plus_bytes_total{kind="data"}')"
+lt_check_eq "READ_PLUS hole bytes as sent" "$hole" \
+	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_read_plus_bytes_total{kind="hole"}')"
+lt_check_eq "the hole is the file's ($N x 448 KiB)" "$((N * 458752))" "$hole"
+lt_check_eq "READ_PLUS replies all atomic" "$N" \
+	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_read_plus_replies_total{atomic="yes"}')"
+lt_check_eq "one session open" 1 "$(val "$LT_TMP/m1" lacunad_sessions)"
+lt_check "+Inf bucket equals the count" sh -c "grep -q '^lacunad_op_duration_seconds_bucket{op=\"READ_PLUS\",le=\"+Inf\"} $N\$' '$LT_TMP/m1'"
+
+stats_has() { grep -q "^op READ_PLUS $N errors 0\$" "$LT_TMP/stats"; }
+lt_check "the stats file counts $N READ_PLUS" lt_wait_for 30 "the stats file" stats_has
+
+# the endpoint under load
+nfs_run python3 "$M" load "$NFS_PORT" sparse "$LT_TMP/stop-load" &
+loadpid=$!
+lt_push_cleanup "touch '$LT_TMP/stop-load'; wait $loadpid"
+ok=0
+for i in 1 2 3 4 5; do
+	scrape "$LT_TMP/ml" && promtool check metrics <"$LT_TMP/ml" >/dev/null 2>&1 &&
+		ok=$((ok + 1))
+	sleep 0.5
+done
+lt_check "load was running during the scrapes" kill -0 "$loadpid"
+touch "$LT_TMP/stop-load"
+wait "$loadpid"
+lt_check_eq "5 scrapes under load answered and validated" 5 "$ok"
+
+# hostile HTTP
+hostile() { nfs_run python3 "$M" http 127.0.0.1 "$mport" "$1"; }
+lt_check_eq "not HTTP: 400" "HTTP/1.1 400 Bad Request" "$(hostile garbage)"
+lt_check_eq "HTTP/2.0 request line: 400" "HTTP/1.1 400 Bad Request" "$(hostile http2)"
+lt_check_eq "another path: 404" "HTTP/1.1 404 Not Found" "$(hostile notfound)"
+lt_check_eq "POST: 404" "HTTP/1.1 404 Not Found" "$(hostile post)"
+lt_check_eq "a NUL byte: closed" "closed" "$(hostile nul)"
+lt_check_eq "a request cut short: closed" "closed" "$(hostile half)"
+r=$(hostile huge)
+lt_check "100 KB of headers: 431 or closed (got '$r')" \
+	test "$r" = "HTTP/1.1 431 Request Header Fields Too Large" -o "$r" = closed
+lt_check_eq "HTTP/1.0 GET: 200" "HTTP/1.1 200 OK" "$(hostile ok10)"
+# more idle connections than the responder keeps: it closes them at its timeout
+nfs_run python3 "$M" idle 127.0.0.1 "$mport" 40 8 &
+idlepid=$!
+lt_push_cleanup "wait $idlepid"
+sleep 1
+lt_check "GET /metrics answers while 40 idle connections are held" scrape "$LT_TMP/m2"
+wait "$idlepid"
+lt_check "promtool accepts the page after all that" \
+	sh -c "promtool check metrics <'$LT_TMP/m2'"
+lt_check "NFS still answers" nfs_run python3 "$M" readplus "$NFS_PORT" sparse 1 4096
+lt_check "lacunad still runs" kill -0 "$NFS_PID"
+
+nfs_stop
+lt_done
