@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # lacunad's /metrics (--metrics-listen) and stats file (--stats-file):
-#  - the page passes `promtool check metrics`;
+#  - the page passes `promtool check metrics`, and so does lacunafs's
+#    (-o metrics=), which counts exactly N arena sparse reads and N shared
+#    range-lock waits for N READ_PLUS;
 #  - after N READ_PLUS of a file with one data extent and one hole,
 #    lacunad_ops_total{op="READ_PLUS",status="NFS4_OK"} grew by exactly N,
 #    the READ_PLUS data and hole byte counters by exactly what the
@@ -26,7 +28,12 @@ command -v promtool >/dev/null || lt_skip "promtool not installed (package prome
 M="$top_srcdir/tests/lt_metrics.py"
 N=7
 
-nfs_make_export ext4 m
+lt_make_fs ext4 m
+NFS_BACKING=$LT_FS
+NFS_EXPORT="$LT_TMP/mnt-m"
+lport=$(nfs_free_port) || lt_hard "no free port for lacunafs's metrics"
+lt_mount_lacunafs "$NFS_BACKING" "$NFS_EXPORT" -o "metrics=127.0.0.1:$lport"
+LURL="http://127.0.0.1:$lport/metrics"
 # one 64 KiB data extent, then a hole to 1 MiB
 dd if=/dev/urandom of="$NFS_EXPORT/sparse" bs=64K count=1 conv=fsync status=none ||
 	lt_hard "dd"
@@ -41,6 +48,7 @@ val() { python3 "$M" value "$1" "$2"; }
 delta() { echo $(($(val "$2" "$3") - $(val "$1" "$3"))); }
 
 lt_check "GET /metrics answers" scrape "$LT_TMP/m0"
+lt_check "lacunafs's GET /metrics answers" sh -c "python3 '$M' get '$LURL' >'$LT_TMP/l0'"
 lt_check "promtool check metrics accepts the page" \
 	sh -c "promtool check metrics <'$LT_TMP/m0'"
 out=$(nfs_run python3 "$M" readplus "$NFS_PORT" sparse "$N" 524288) || lt_hard "readplus: $out"
@@ -61,6 +69,16 @@ lt_check_eq "the hole is the file's ($N x 448 KiB)" "$((N * 458752))" "$hole"
 lt_check_eq "READ_PLUS replies all atomic" "$N" \
 	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_read_plus_replies_total{atomic="yes"}')"
 lt_check_eq "one session open" 1 "$(val "$LT_TMP/m1" lacunad_sessions)"
+lt_check "lacunafs's GET /metrics answers after traffic" \
+	sh -c "python3 '$M' get '$LURL' >'$LT_TMP/l1'"
+lt_check "promtool check metrics accepts lacunafs's page" \
+	sh -c "promtool check metrics <'$LT_TMP/l1'"
+lt_check_eq "lacunafs counted $N arena sparse reads" "$N" \
+	"$(delta "$LT_TMP/l0" "$LT_TMP/l1" 'lacunafs_sparse_reads_total{mode="arena"}')"
+lt_check_eq "lacunafs timed $N shared range-lock waits" "$N" \
+	"$(delta "$LT_TMP/l0" "$LT_TMP/l1" 'lacunafs_range_lock_wait_seconds_count{mode="shared"}')"
+lt_check_eq "lacunafs's data bytes are lacunad's" "$data" \
+	"$(delta "$LT_TMP/l0" "$LT_TMP/l1" 'lacunafs_sparse_read_bytes_total{kind="data"}')"
 lt_check "+Inf bucket equals the count" sh -c "grep -q '^lacunad_op_duration_seconds_bucket{op=\"READ_PLUS\",le=\"+Inf\"} $N\$' '$LT_TMP/m1'"
 
 stats_has() { grep -q "^op READ_PLUS $N errors 0\$" "$LT_TMP/stats"; }
