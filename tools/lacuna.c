@@ -13,6 +13,10 @@
  *   lacuna nfs-map URL ...  and  lacuna nfs-get URL DEST
  *
  * do the same over NFSv4.2 (READ_PLUS): see lacuna_nfs.c.
+ *
+ *   lacuna stats [--watch SECONDS] [--json] URL|STATS_FILE
+ *
+ * shows what lacunad or lacunafs is doing: see lacuna_stats.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +35,7 @@ static void usage(FILE *out)
 		     "       lacuna nfs-map [--rdma] nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek]\n"
 		     "                      [--json]\n"
 		     "       lacuna nfs-get [--rdma] [--read] [--depth D] nfs://HOST[:PORT]/PATH DEST\n"
+		     "       lacuna stats [--watch SECONDS [--count N]] [--json] URL|STATS_FILE\n"
 		     "       lacuna --help | --version\n"
 		     "N takes K, M, G, T suffixes (powers of 1024).\n");
 }
@@ -158,6 +163,8 @@ int main(int argc, char **argv)
 		return lacuna_cmd_nfs_map(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "nfs-get"))
 		return lacuna_cmd_nfs_get(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stats"))
+		return lacuna_cmd_stats(argc - 1, argv + 1);
 	fprintf(stderr, "lacuna: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -15,7 +15,10 @@
 #  - hostile HTTP (not HTTP, a NUL byte, an unknown path or method,
 #    HTTP/2, 100 KB of headers, a request cut short, connections that
 #    never send anything) gets 400/404/431 or a closed connection, and
-#    afterwards /metrics and NFS still answer.
+#    afterwards /metrics and NFS still answer;
+#  - `lacuna stats` on the page and on the stats file shows N READ_PLUS,
+#    a p99 latency, the hole bytes; --json parses (python3 -m json.tool);
+#    --watch --count gives one JSON line per interval under load.
 
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -84,6 +87,39 @@ lt_check "+Inf bucket equals the count" sh -c "grep -q '^lacunad_op_duration_sec
 stats_has() { grep -q "^op READ_PLUS $N errors 0\$" "$LT_TMP/stats"; }
 lt_check "the stats file counts $N READ_PLUS" lt_wait_for 30 "the stats file" stats_has
 
+# lacuna stats, on the page and on the stats file
+LACUNA="$top_builddir/tools/lacuna"
+# json_rp FILE FIELD: FIELD of the READ_PLUS row of a `lacuna stats --json` output
+json_rp() {
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+r = [o for o in d["ops"] if o["op"] == "READ_PLUS"]
+print(r[0][sys.argv[2]] if r else "none")' "$1" "$2"
+}
+lt_check "lacuna stats URL" sh -c "'$LACUNA' stats '$URL' >'$LT_TMP/st.txt'"
+sed 's/^/# /' "$LT_TMP/st.txt"
+lt_check "its table has a READ_PLUS row of $N calls" \
+	grep -qE "^READ_PLUS +$N " "$LT_TMP/st.txt"
+lt_check "it shows the hole bytes not sent" grep -q "of holes not sent" "$LT_TMP/st.txt"
+lt_check "lacuna stats --json URL parses" \
+	sh -c "'$LACUNA' stats --json '$URL' >'$LT_TMP/st.json' && python3 -m json.tool '$LT_TMP/st.json' >/dev/null"
+lt_check_eq "--json: READ_PLUS calls" "$N" "$(json_rp "$LT_TMP/st.json" calls)"
+p99=$(json_rp "$LT_TMP/st.json" p99_ms)
+lt_check "--json: a READ_PLUS p99 latency from the buckets ($p99 ms)" \
+	python3 -c "import sys; v = float(sys.argv[1]); sys.exit(not 0 < v <= 10000)" "$p99"
+lt_check_eq "--json: hole bytes" "$hole" \
+	"$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["read_plus"]["hole_bytes"]))' "$LT_TMP/st.json")"
+lt_check "lacuna stats STATS_FILE" sh -c "'$LACUNA' stats '$LT_TMP/stats' >'$LT_TMP/sf.txt'"
+lt_check "its table has a READ_PLUS row of $N calls" \
+	grep -qE "^READ_PLUS +$N " "$LT_TMP/sf.txt"
+lt_check "lacuna stats --json STATS_FILE parses" \
+	sh -c "'$LACUNA' stats --json '$LT_TMP/stats' >'$LT_TMP/sf.json' && python3 -m json.tool '$LT_TMP/sf.json' >/dev/null"
+lt_check_eq "--json of the file: READ_PLUS calls" "$N" "$(json_rp "$LT_TMP/sf.json" calls)"
+lt_check "lacuna stats of lacunafs's page shows the lock waits" \
+	sh -c "'$LACUNA' stats '$LURL' | grep -qE '^lock_shared +$N '"
+lt_check "lacuna stats of a closed port fails" \
+	sh -c "! '$LACUNA' stats http://127.0.0.1:1/metrics 2>/dev/null"
+
 # the endpoint under load
 nfs_run python3 "$M" load "$NFS_PORT" sparse "$LT_TMP/stop-load" &
 loadpid=$!
@@ -94,6 +130,11 @@ for i in 1 2 3 4 5; do
 		ok=$((ok + 1))
 	sleep 0.5
 done
+nfs_run "$LACUNA" stats --watch 1 --count 2 --json "$URL" >"$LT_TMP/watch.json"
+lt_check "lacuna stats --watch 1 --count 2 --json: two JSON lines of intervals" \
+	python3 -c 'import json,sys
+l = [json.loads(x) for x in open(sys.argv[1])]
+sys.exit(not (len(l) == 2 and all(d["interval"] and d["seconds"] > 0 for d in l)))' "$LT_TMP/watch.json"
 lt_check "load was running during the scrapes" kill -0 "$loadpid"
 touch "$LT_TMP/stop-load"
 wait "$loadpid"
