@@ -10,6 +10,7 @@
 #define LACUNA_TRACE_H
 
 #ifdef HAVE_SYS_SDT_H
+#define SDT_USE_VARIADIC 1
 #include <sys/sdt.h>
 #define LTRACE(provider, name, ...) STAP_PROBEV(provider, name, __VA_ARGS__)
 #else

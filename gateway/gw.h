@@ -59,6 +59,7 @@
 
 #include "chunk.h"
 #include "metrics.h"
+#include "trace.h"
 #include "xdr.h"
 #include "gw_config.h"
 #include "nfs4.h"
@@ -207,6 +208,13 @@ extern struct gw_srv gw;
 static inline void gw_stat_add(atomic_ullong *c, long long n)
 {
 	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);
+}
+
+/* A limit of lacunad.conf(5) was hit: count it in @c and fire limit__hit (docs/tracing.md). */
+static inline void gw_limit_hit(atomic_ullong *c, const char *name, uint64_t conn)
+{
+	gw_stat_add(c, 1);
+	LTRACE(lacunad, limit__hit, name, conn);
 }
 
 /* ---------------------------------------------------------------- metrics (gw_metrics.c) */

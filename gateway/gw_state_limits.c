@@ -46,7 +46,7 @@ static uint32_t gw_state_refuse(const struct nfs4_compound *c, uint32_t status, 
 	long now = (long)time(NULL);
 	char a[64];
 
-	gw_stat_add(&c->srv->stats.state_refused, 1);
+	gw_limit_hit(&c->srv->stats.state_refused, "state_refused", c->conn ? c->conn->id : 0);
 	if (now - atomic_load(&logged) >= GW_STATE_LOG_SEC) {
 		atomic_store(&logged, now);
 		log_warn("nfs4: no new state for %s: %s (logged once a minute)",
