@@ -37,6 +37,20 @@ void mx_header(FILE *f, const char *name, const char *type, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+void mx_one(FILE *f, const char *name, const char *type, const char *help, unsigned long long v)
+{
+	mx_header(f, name, type, help);
+	fprintf(f, "%s %llu\n", name, v);
+}
+
+void mx_two(FILE *f, const char *name, const char *type, const char *help, const char *label,
+	    const char *a, unsigned long long va, const char *b, unsigned long long vb)
+{
+	mx_header(f, name, type, help);
+	fprintf(f, "%s{%s=\"%s\"} %llu\n%s{%s=\"%s\"} %llu\n", name, label, a, va, name, label, b,
+		vb);
+}
+
 void mx_hist_write(FILE *f, const char *name, const char *labels, const struct mx_hist *h)
 {
 	const char *sep = labels[0] ? "," : "";

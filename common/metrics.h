@@ -76,6 +76,11 @@ void mx_hist_write(FILE *f, const char *name, const char *labels, const struct m
 
 /* # HELP and # TYPE lines of a metric. */
 void mx_header(FILE *f, const char *name, const char *type, const char *help);
+/* A metric of one sample without labels (@type "counter" or "gauge"). */
+void mx_one(FILE *f, const char *name, const char *type, const char *help, unsigned long long v);
+/* A metric of two samples, @label="@a" and @label="@b". */
+void mx_two(FILE *f, const char *name, const char *type, const char *help, const char *label,
+	    const char *a, unsigned long long va, const char *b, unsigned long long vb);
 
 /* Writes the whole metrics page. */
 typedef void mx_render_fn(FILE *f, void *arg);

@@ -84,30 +84,22 @@ static void lfs_metrics_render(FILE *f, void *arg)
 	for (i = 0; i < LFS_SR_MODES; i++)
 		fprintf(f, "lacunafs_sparse_reads_total{mode=\"%s\"} %llu\n", lfs_sr_mode_names[i],
 			ld(&lfs_mx.sr[i]));
-	mx_header(f, "lacunafs_sparse_read_errors_total", "counter",
-		  "Sparse-read ioctls answered with an error");
-	fprintf(f, "lacunafs_sparse_read_errors_total %llu\n", ld(&lfs_mx.sr_errors));
-	mx_header(f, "lacunafs_sparse_read_unstable_total", "counter",
-		  "Sparse reads of a file that kept changing outside the mount");
-	fprintf(f, "lacunafs_sparse_read_unstable_total %llu\n", ld(&lfs_mx.sr_unstable));
-	mx_header(f, "lacunafs_sparse_read_retries_total", "counter",
-		  "Passes a sparse read made again for changes outside the mount");
-	fprintf(f, "lacunafs_sparse_read_retries_total %llu\n", ld(&lfs_mx.sr_retries));
-	mx_header(f, "lacunafs_sparse_read_segments_total", "counter",
-		  "Segments sparse reads returned");
-	fprintf(f, "lacunafs_sparse_read_segments_total %llu\n", ld(&lfs_mx.sr_segs));
-	mx_header(f, "lacunafs_sparse_read_bytes_total", "counter",
-		  "Bytes sparse reads returned as data, and of the holes in their tables");
-	fprintf(f,
-		"lacunafs_sparse_read_bytes_total{kind=\"data\"} %llu\n"
-		"lacunafs_sparse_read_bytes_total{kind=\"hole\"} %llu\n",
-		ld(&lfs_mx.sr_data_bytes), ld(&lfs_mx.sr_hole_bytes));
-	mx_header(f, "lacunafs_arena_registrations_total", "counter",
-		  "Arena registrations over the control socket, taken or refused");
-	fprintf(f,
-		"lacunafs_arena_registrations_total{result=\"ok\"} %llu\n"
-		"lacunafs_arena_registrations_total{result=\"refused\"} %llu\n",
-		ld(&lfs_mx.arenas), ld(&lfs_mx.arenas_refused));
+	mx_one(f, "lacunafs_sparse_read_errors_total", "counter",
+	       "Sparse-read ioctls answered with an error", ld(&lfs_mx.sr_errors));
+	mx_one(f, "lacunafs_sparse_read_unstable_total", "counter",
+	       "Sparse reads of a file that kept changing outside the mount",
+	       ld(&lfs_mx.sr_unstable));
+	mx_one(f, "lacunafs_sparse_read_retries_total", "counter",
+	       "Passes a sparse read made again for changes outside the mount",
+	       ld(&lfs_mx.sr_retries));
+	mx_one(f, "lacunafs_sparse_read_segments_total", "counter", "Segments sparse reads returned",
+	       ld(&lfs_mx.sr_segs));
+	mx_two(f, "lacunafs_sparse_read_bytes_total", "counter",
+	       "Bytes sparse reads returned as data, and of the holes in their tables", "kind",
+	       "data", ld(&lfs_mx.sr_data_bytes), "hole", ld(&lfs_mx.sr_hole_bytes));
+	mx_two(f, "lacunafs_arena_registrations_total", "counter",
+	       "Arena registrations over the control socket, taken or refused", "result", "ok",
+	       ld(&lfs_mx.arenas), "refused", ld(&lfs_mx.arenas_refused));
 }
 
 int lfs_metrics_start(const char *addr)

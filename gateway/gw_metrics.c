@@ -24,14 +24,25 @@ static unsigned long long ld(const atomic_ullong *c)
 
 static void counter(FILE *f, const char *name, const char *help, unsigned long long v)
 {
-	mx_header(f, name, "counter", help);
-	fprintf(f, "%s %llu\n", name, v);
+	mx_one(f, name, "counter", help, v);
 }
 
 static void gauge(FILE *f, const char *name, const char *help, unsigned long long v)
 {
-	mx_header(f, name, "gauge", help);
-	fprintf(f, "%s %llu\n", name, v);
+	mx_one(f, name, "gauge", help, v);
+}
+
+/* A counter of three samples, @label = each of @names. */
+static void counter3(FILE *f, const char *name, const char *help, const char *label,
+		     const char *const names[3], unsigned long long a, unsigned long long b,
+		     unsigned long long c)
+{
+	const unsigned long long v[3] = { a, b, c };
+	unsigned int i;
+
+	mx_header(f, name, "counter", help);
+	for (i = 0; i < 3; i++)
+		fprintf(f, "%s{%s=\"%s\"} %llu\n", name, label, names[i], v[i]);
 }
 
 static const char *op_name(unsigned int op)
@@ -90,24 +101,17 @@ static void render_io(FILE *f, const struct gw_stats *st)
 	counter(f, "lacunad_read_bytes_total", "File bytes returned by READ", ld(&st->read_bytes));
 	counter(f, "lacunad_write_bytes_total", "File bytes written by WRITE",
 		ld(&st->write_bytes));
-	mx_header(f, "lacunad_read_plus_bytes_total", "counter",
-		  "READ_PLUS bytes answered as data segments and as holes");
-	fprintf(f,
-		"lacunad_read_plus_bytes_total{kind=\"data\"} %llu\n"
-		"lacunad_read_plus_bytes_total{kind=\"hole\"} %llu\n",
-		ld(&st->rp_data_bytes), ld(&st->rp_hole_bytes));
-	mx_header(f, "lacunad_read_plus_replies_total", "counter",
-		  "READ_PLUS replies taken under lacunafs's range lock (atomic) or not");
-	fprintf(f,
-		"lacunad_read_plus_replies_total{atomic=\"yes\"} %llu\n"
-		"lacunad_read_plus_replies_total{atomic=\"no\"} %llu\n",
-		ld(&st->rp_atomic), ld(&st->rp_fallback));
+	mx_two(f, "lacunad_read_plus_bytes_total", "counter",
+	       "READ_PLUS bytes answered as data segments and as holes", "kind", "data",
+	       ld(&st->rp_data_bytes), "hole", ld(&st->rp_hole_bytes));
+	mx_two(f, "lacunad_read_plus_replies_total", "counter",
+	       "READ_PLUS replies taken under lacunafs's range lock (atomic) or not", "atomic", "yes",
+	       ld(&st->rp_atomic), "no", ld(&st->rp_fallback));
 	counter(f, "lacunad_read_plus_unstable_total",
 		"READ_PLUS replies whose file kept changing under the read", ld(&st->rp_unstable));
-	mx_header(f, "lacunad_writes_total", "counter",
-		  "WRITEs applied under one hold of lacunafs's range lock (atomic) or not");
-	fprintf(f, "lacunad_writes_total{atomic=\"yes\"} %llu\nlacunad_writes_total{atomic=\"no\"} %llu\n",
-		ld(&st->write_atomic), ld(&st->write_fallback));
+	mx_two(f, "lacunad_writes_total", "counter",
+	       "WRITEs applied under one hold of lacunafs's range lock (atomic) or not", "atomic",
+	       "yes", ld(&st->write_atomic), "no", ld(&st->write_fallback));
 }
 
 static void render_conns(FILE *f, const struct gw_stats *st)
@@ -116,13 +120,10 @@ static void render_conns(FILE *f, const struct gw_stats *st)
 	struct nfs4_recov_stats rs;
 
 	counter(f, "lacunad_compounds_total", "COMPOUND calls", ld(&st->compounds));
-	mx_header(f, "lacunad_rpc_calls_total", "counter",
-		  "RPC calls other than COMPOUND: NULL, rejected, GARBAGE_ARGS");
-	fprintf(f,
-		"lacunad_rpc_calls_total{kind=\"null\"} %llu\n"
-		"lacunad_rpc_calls_total{kind=\"rejected\"} %llu\n"
-		"lacunad_rpc_calls_total{kind=\"garbage\"} %llu\n",
-		ld(&st->rpc_null), ld(&st->rpc_rejected), ld(&st->rpc_garbage));
+	counter3(f, "lacunad_rpc_calls_total",
+		 "RPC calls other than COMPOUND: NULL, rejected, GARBAGE_ARGS", "kind",
+		 (const char *const[3]){ "null", "rejected", "garbage" }, ld(&st->rpc_null),
+		 ld(&st->rpc_rejected), ld(&st->rpc_garbage));
 	counter(f, "lacunad_connections_accepted_total", "Connections accepted",
 		ld(&st->conns_accepted));
 	gauge(f, "lacunad_connections", "Connections open", ld(&st->conns_open));
@@ -183,19 +184,13 @@ static void render_rdma(FILE *f, const struct gw_stats *st)
 {
 	counter(f, "lacunad_rdma_connections_total", "RPC-over-RDMA connections accepted",
 		ld(&st->rdma_conns));
-	mx_header(f, "lacunad_rdma_chunk_bytes_total", "counter",
-		  "Bytes moved through RDMA read, write and reply chunks");
-	fprintf(f,
-		"lacunad_rdma_chunk_bytes_total{chunk=\"read\"} %llu\n"
-		"lacunad_rdma_chunk_bytes_total{chunk=\"write\"} %llu\n"
-		"lacunad_rdma_chunk_bytes_total{chunk=\"reply\"} %llu\n",
-		ld(&st->rdma_read_bytes), ld(&st->rdma_write_bytes), ld(&st->rdma_reply_bytes));
-	mx_header(f, "lacunad_rdma_replies_total", "counter",
-		  "RPC-over-RDMA replies sent inline or through a reply chunk");
-	fprintf(f,
-		"lacunad_rdma_replies_total{via=\"inline\"} %llu\n"
-		"lacunad_rdma_replies_total{via=\"reply_chunk\"} %llu\n",
-		ld(&st->rdma_inline_replies), ld(&st->rdma_reply_chunk_replies));
+	counter3(f, "lacunad_rdma_chunk_bytes_total",
+		 "Bytes moved through RDMA read, write and reply chunks", "chunk",
+		 (const char *const[3]){ "read", "write", "reply" }, ld(&st->rdma_read_bytes),
+		 ld(&st->rdma_write_bytes), ld(&st->rdma_reply_bytes));
+	mx_two(f, "lacunad_rdma_replies_total", "counter",
+	       "RPC-over-RDMA replies sent inline or through a reply chunk", "via", "inline",
+	       ld(&st->rdma_inline_replies), "reply_chunk", ld(&st->rdma_reply_chunk_replies));
 	counter(f, "lacunad_rdma_errors_total", "RDMA_ERROR replies sent", ld(&st->rdma_errors));
 }
 

@@ -49,6 +49,8 @@ URL="http://127.0.0.1:$mport/metrics"
 scrape() { nfs_run python3 "$M" get "$URL" >"$1"; }
 val() { python3 "$M" value "$1" "$2"; }
 delta() { echo $(($(val "$2" "$3") - $(val "$1" "$3"))); }
+# dcheck DESC EXPECTED BEFORE AFTER SAMPLE: SAMPLE grew by EXPECTED from page BEFORE to AFTER
+dcheck() { lt_check_eq "$1" "$2" "$(delta "$LT_TMP/$3" "$LT_TMP/$4" "$5")"; }
 
 lt_check "GET /metrics answers" scrape "$LT_TMP/m0"
 lt_check "lacunafs's GET /metrics answers" sh -c "python3 '$M' get '$LURL' >'$LT_TMP/l0'"
@@ -60,28 +62,20 @@ set -- $out
 data=$2 hole=$4
 lt_check "GET /metrics answers after traffic" scrape "$LT_TMP/m1"
 lt_check "promtool check metrics accepts it" sh -c "promtool check metrics <'$LT_TMP/m1'"
-lt_check_eq "READ_PLUS counted exactly $N times" "$N" \
-	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_ops_total{op="READ_PLUS",status="NFS4_OK"}')"
-lt_check_eq "READ_PLUS latency histogram counted $N" "$N" \
-	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_op_duration_seconds_count{op="READ_PLUS"}')"
-lt_check_eq "READ_PLUS data bytes as sent" "$data" \
-	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_read_plus_bytes_total{kind="data"}')"
-lt_check_eq "READ_PLUS hole bytes as sent" "$hole" \
-	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_read_plus_bytes_total{kind="hole"}')"
+dcheck "READ_PLUS counted exactly $N times" "$N" m0 m1 'lacunad_ops_total{op="READ_PLUS",status="NFS4_OK"}'
+dcheck "READ_PLUS latency histogram counted $N" "$N" m0 m1 'lacunad_op_duration_seconds_count{op="READ_PLUS"}'
+dcheck "READ_PLUS data bytes as sent" "$data" m0 m1 'lacunad_read_plus_bytes_total{kind="data"}'
+dcheck "READ_PLUS hole bytes as sent" "$hole" m0 m1 'lacunad_read_plus_bytes_total{kind="hole"}'
 lt_check_eq "the hole is the file's ($N x 448 KiB)" "$((N * 458752))" "$hole"
-lt_check_eq "READ_PLUS replies all atomic" "$N" \
-	"$(delta "$LT_TMP/m0" "$LT_TMP/m1" 'lacunad_read_plus_replies_total{atomic="yes"}')"
+dcheck "READ_PLUS replies all atomic" "$N" m0 m1 'lacunad_read_plus_replies_total{atomic="yes"}'
 lt_check_eq "one session open" 1 "$(val "$LT_TMP/m1" lacunad_sessions)"
 lt_check "lacunafs's GET /metrics answers after traffic" \
 	sh -c "python3 '$M' get '$LURL' >'$LT_TMP/l1'"
 lt_check "promtool check metrics accepts lacunafs's page" \
 	sh -c "promtool check metrics <'$LT_TMP/l1'"
-lt_check_eq "lacunafs counted $N arena sparse reads" "$N" \
-	"$(delta "$LT_TMP/l0" "$LT_TMP/l1" 'lacunafs_sparse_reads_total{mode="arena"}')"
-lt_check_eq "lacunafs timed $N shared range-lock waits" "$N" \
-	"$(delta "$LT_TMP/l0" "$LT_TMP/l1" 'lacunafs_range_lock_wait_seconds_count{mode="shared"}')"
-lt_check_eq "lacunafs's data bytes are lacunad's" "$data" \
-	"$(delta "$LT_TMP/l0" "$LT_TMP/l1" 'lacunafs_sparse_read_bytes_total{kind="data"}')"
+dcheck "lacunafs counted $N arena sparse reads" "$N" l0 l1 'lacunafs_sparse_reads_total{mode="arena"}'
+dcheck "lacunafs timed $N shared range-lock waits" "$N" l0 l1 'lacunafs_range_lock_wait_seconds_count{mode="shared"}'
+dcheck "lacunafs's data bytes are lacunad's" "$data" l0 l1 'lacunafs_sparse_read_bytes_total{kind="data"}'
 lt_check "+Inf bucket equals the count" sh -c "grep -q '^lacunad_op_duration_seconds_bucket{op=\"READ_PLUS\",le=\"+Inf\"} $N\$' '$LT_TMP/m1'"
 
 stats_has() { grep -q "^op READ_PLUS $N errors 0\$" "$LT_TMP/stats"; }
