@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "lfs_ctl.h"
+#include "lfs_metrics.h"
 #include "log.h"
 
 #define LFS_CTL_TIDS 32
@@ -308,7 +309,8 @@ static bool lfs_ctl_serve(struct lfs_conn *conn)
 	else if (m.version != LACUNA_ABI_VERSION)
 		rc = -EPROTO;
 	else if (m.op == LACUNA_CTL_REGISTER)
-		rc = lfs_ctl_register(conn, &m, memfd, ans.token);
+		rc = lfs_mx_arena(conn->pid, m.arena_len,
+				  lfs_ctl_register(conn, &m, memfd, ans.token));
 	else if (m.op == LACUNA_CTL_UNREGISTER)
 		rc = lfs_ctl_unlink(conn, m.token);
 	else

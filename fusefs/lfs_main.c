@@ -26,6 +26,7 @@
 #include "lfs.h"
 #include "lfs_cred.h"
 #include "lfs_fdcache.h"
+#include "lfs_metrics.h"
 #include "log.h"
 
 #define LFS_MAX_WRITE (1024 * 1024)
@@ -53,6 +54,7 @@ struct lfs_cmdline {
 	unsigned long fd_cache;
 	int fd_cache_set;
 	int stack;
+	char *metrics;
 	double timeout;
 	int timeout_set;
 	int show_help;
@@ -70,6 +72,7 @@ static const struct fuse_opt lfs_opts[] = {
 	LFS_OPT("fd_cache=%lu", fd_cache),
 	{ "fd_cache=", offsetof(struct lfs_cmdline, fd_cache_set), 1 },
 	LFS_OPT("stack", stack),
+	LFS_OPT("metrics=%s", metrics),
 	FUSE_OPT_END
 };
 
@@ -89,6 +92,7 @@ static void lfs_usage(FILE *out, const char *prog)
 		"                           minus a reserve of a quarter of it, at least 256)\n"
 		"    -o stack               mount even where MOUNTPOINT already is a lacunafs\n"
 		"                           mount of BACKING_DIR (refused otherwise, exit 2)\n"
+		"    -o metrics=ADDR:PORT   serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 		"    -h, --help             this help, then libfuse's options\n"
 		"    -V, --version          print versions and exit\n"
 		"\n",
@@ -521,6 +525,10 @@ int main(int argc, char *argv[])
 	/* after fuse_daemonize: its fork would leave the thread behind */
 	if (lfs_sparse_init() != 0)
 		goto out_unmount;
+	if (cl.metrics && lfs_metrics_start(cl.metrics)) {
+		lfs_sparse_exit();
+		goto out_unmount;
+	}
 	if (!opts.foreground)
 		log_set_syslog(true);
 
@@ -543,6 +551,7 @@ int main(int argc, char *argv[])
 		ret = 0;
 	ret = ret ? 1 : 0;
 	log_info("unmounting %s", opts.mountpoint);
+	lfs_metrics_stop();
 	lfs_sparse_exit();
 out_unmount:
 	fuse_session_unmount(se);

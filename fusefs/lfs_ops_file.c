@@ -54,6 +54,7 @@
 #include "lfs_cred.h"
 #include "lfs_ctl.h"
 #include "lfs_fdcache.h"
+#include "lfs_metrics.h"
 #include "log.h"
 
 #define LFS_DIO_ALIGN 4096
@@ -75,7 +76,7 @@ static uint64_t lfs_range_end(uint64_t start, uint64_t len)
 
 static void lfs_wlock(struct lfs_inode *inode, struct rl_range *r, uint64_t start, uint64_t end)
 {
-	rl_lock(&inode->rl, r, start, end, RL_EXCLUSIVE, NULL);
+	lfs_rl_lock(inode, r, start, end, RL_EXCLUSIVE);
 	__atomic_fetch_add(&inode->wbusy, 1, __ATOMIC_ACQ_REL);
 }
 
@@ -715,11 +716,11 @@ void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 
 		lfs_wlock(dst, &rd, lo, e0 > e1 ? e0 : e1);
 	} else if ((uintptr_t)src < (uintptr_t)dst) {
-		rl_lock(&src->rl, &rs, s0, lfs_range_end(s0, len), RL_SHARED, NULL);
+		lfs_rl_lock(src, &rs, s0, lfs_range_end(s0, len), RL_SHARED);
 		lfs_wlock(dst, &rd, d0, lfs_range_end(d0, len));
 	} else {
 		lfs_wlock(dst, &rd, d0, lfs_range_end(d0, len));
-		rl_lock(&src->rl, &rs, s0, lfs_range_end(s0, len), RL_SHARED, NULL);
+		lfs_rl_lock(src, &rs, s0, lfs_range_end(s0, len), RL_SHARED);
 	}
 	n = copy_file_range(lfs_file_of(fi_in)->fd, &off_in, lfs_file_of(fi_out)->fd, &off_out, len,
 			    (unsigned int)flags);

@@ -82,6 +82,7 @@
 #include "lacuna/ioctl.h"
 #include "lfs.h"
 #include "lfs_ctl.h"
+#include "lfs_metrics.h"
 #include "srwalk.h"
 #include "log.h"
 
@@ -122,7 +123,7 @@ static int lfs_sr_lock(struct lfs_inode *inode, int fd, uint64_t offset, struct 
 		return -errno;
 	for (;;) {
 		start = offset < (uint64_t)st.st_size ? offset : (uint64_t)st.st_size;
-		rc = rl_lock(&inode->rl, r, start, RL_EOF, RL_SHARED, NULL);
+		rc = lfs_rl_lock(inode, r, start, RL_EOF, RL_SHARED);
 		if (rc)
 			return rc;
 		/* sampled before the fstat, as each pass does (step 6) */
@@ -303,6 +304,7 @@ static void lfs_ioctl_sparse(fuse_req_t req, struct lfs_inode *inode, struct lfs
 	}
 	rc = lfs_sr_run(inode, f, &sr->h, sr->segs, LACUNA_SR_MAX_SEGS, &dst);
 out:
+	lfs_mx_sparse_read(inode, &sr->h, rc);
 	if (reg)
 		lfs_ctl_put(reg);
 	lfs_sr_reply(req, rc, sr, sizeof(*sr));
@@ -331,6 +333,7 @@ static void lfs_ioctl_sparse_inline(fuse_req_t req, struct lfs_inode *inode, str
 	dst.len = sizeof(sr->data);
 	rc = lfs_sr_run(inode, f, &sr->h, sr->segs, LACUNA_INLINE_SEGS, &dst);
 out:
+	lfs_mx_sparse_read(inode, &sr->h, rc);
 	lfs_sr_reply(req, rc, sr, sizeof(*sr));
 }
 

@@ -58,6 +58,8 @@
 #include <sys/statfs.h>
 
 #include "chunk.h"
+#include "metrics.h"
+#include "trace.h"
 #include "xdr.h"
 #include "gw_config.h"
 #include "nfs4.h"
@@ -136,10 +138,28 @@ struct gw_obj {
 	uint64_t lru;
 };
 
-/* Counters an operator sees (lacunad --stats / the stats file). */
+/*
+ * Operations are counted per nfsstat4 too, in slots: 0-127 for the
+ * statuses below 128, 128-254 for 10000-10126, 255 for any other.
+ */
+#define GW_STATUS_SLOTS 256
+static inline unsigned int gw_status_slot(uint32_t st)
+{
+	if (st < 128)
+		return st;
+	if (st >= 10000 && st < 10127)
+		return st - 10000 + 128;
+	return GW_STATUS_SLOTS - 1;
+}
+
+/* Counters an operator sees (the stats file and /metrics). */
 struct gw_stats {
 	atomic_ullong ops[NFS4_OP_LAST + 1];
 	atomic_ullong op_errors[NFS4_OP_LAST + 1];
+	atomic_ullong op_status[NFS4_OP_LAST + 1][GW_STATUS_SLOTS];
+	struct mx_hist op_lat[NFS4_OP_LAST + 1]; /* time to run each op */
+	struct mx_hist rpc_lat; /* a call record in, its reply built */
+	atomic_ullong tcp_bytes_in, tcp_bytes_out, rdma_bytes_in, rdma_bytes_out;
 	atomic_ullong compounds;
 	atomic_ullong rpc_null, rpc_rejected, rpc_garbage;
 	atomic_ullong conns_accepted, conns_open, conns_dropped;
@@ -214,6 +234,19 @@ static inline void gw_stat_add(atomic_ullong *c, long long n)
 {
 	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);
 }
+
+/* A limit of lacunad.conf(5) was hit: count it in @c and fire limit__hit (docs/tracing.md). */
+static inline void gw_limit_hit(atomic_ullong *c, const char *name, uint64_t conn)
+{
+	gw_stat_add(c, 1);
+	LTRACE(lacunad, limit__hit, name, conn);
+}
+
+/* ---------------------------------------------------------------- metrics (gw_metrics.c) */
+
+/* Serve /metrics at cfg->metrics, if set (a thread of its own): 0 or -errno, logged. */
+int gw_metrics_start(const struct gw_config *cfg);
+void gw_metrics_stop(void);
 
 /* ---------------------------------------------------------------- exports (gw_export.c) */
 

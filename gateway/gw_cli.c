@@ -35,6 +35,8 @@ enum cli_id {
 	O_FOREGROUND,
 	O_LOG,
 	O_SET,
+	O_STATS_FILE,
+	O_METRICS,
 	O_HELP,
 	O_VERSION
 };
@@ -58,6 +60,8 @@ static const struct {
 	{ "foreground", 'f', A_NONE, O_FOREGROUND },
 	{ "log-level", 0, A_REQUIRED, O_LOG },
 	{ "set", 0, A_REQUIRED, O_SET },
+	{ "stats-file", 0, A_REQUIRED, O_STATS_FILE },
+	{ "metrics-listen", 0, A_REQUIRED, O_METRICS },
 	{ "help", 'h', A_NONE, O_HELP },
 	{ "version", 'V', A_NONE, O_VERSION },
 };
@@ -88,12 +92,17 @@ void gw_cli_usage(FILE *out)
 		"      --log-level LEVEL     error, warn, notice, info (default) or debug\n"
 		"      --set KEY=VALUE       a limit of lacunad.conf(5), such as\n"
 		"                            max_connections_per_client=64 (repeatable)\n"
+		"      --stats-file PATH|none  rewrite PATH with the counters once a second\n"
+		"                            (with --export default STATE_DIR/stats)\n"
+		"      --metrics-listen ADDR[:PORT]  serve Prometheus metrics at\n"
+		"                            http://ADDR:PORT/metrics (default port %d)\n"
 		"  -h, --help                show this help and exit\n"
 		"  -V, --version             show the version and exit\n"
 		"\n"
 		"--config and --export are mutually exclusive. Options given here override\n"
 		"the settings of the configuration file, also when SIGHUP reloads it.\n",
-		GW_LEASE_MIN, GW_LEASE_MAX, GW_LEASE_DEFAULT, GW_RDMA_PORT_DEFAULT);
+		GW_LEASE_MIN, GW_LEASE_MAX, GW_LEASE_DEFAULT, GW_RDMA_PORT_DEFAULT,
+		GW_METRICS_PORT_DEFAULT);
 }
 
 static int cli_fail(struct gw_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -236,6 +245,16 @@ static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
 			return -EINVAL;
 		cli->sets[cli->nsets++] = val;
 		break;
+	case O_STATS_FILE:
+		if (val[0] != '/' && strcmp(val, "none"))
+			return cli_fail(cli, "--stats-file: '%.80s' is not an absolute path", val);
+		cli->stats_file = val;
+		break;
+	case O_METRICS:
+		if (gw_parse_listen(val, GW_METRICS_PORT_DEFAULT, &ss, &len, &has_port, why))
+			return cli_fail(cli, "--metrics-listen: %s", why);
+		cli->metrics_listen = val;
+		break;
 	case O_HELP:
 		cli->help = true;
 		break;
@@ -261,6 +280,30 @@ static char *export_state_dir(const struct gw_config *cfg)
 	if (asprintf(&d, "%s/%s-%s", GW_STATE_DIR_DEFAULT, host, serv) < 0)
 		return NULL;
 	return d;
+}
+
+/*
+ * --stats-file PATH or none; in one-export mode without it, the file
+ * "stats" in the state directory.
+ */
+static int cli_stats_file(const struct gw_cli *cli, struct gw_config *cfg)
+{
+	char *f;
+
+	if (!cli->stats_file && !cli->export_dir)
+		return 0; /* the file's setting stays */
+	if (cli->stats_file && !strcmp(cli->stats_file, "none")) {
+		f = NULL;
+	} else if (cli->stats_file) {
+		f = strdup(cli->stats_file);
+		if (!f)
+			return -ENOMEM;
+	} else if (asprintf(&f, "%s/stats", cfg->state_dir) < 0) {
+		return -ENOMEM;
+	}
+	free(cfg->stats_file);
+	cfg->stats_file = f;
+	return 0;
 }
 
 static int find_long(const char *name, size_t len)
@@ -415,6 +458,15 @@ int gw_config_from_cli(const struct gw_cli *cli, struct gw_config **out, gw_err_
 		}
 		free(cfg->state_dir);
 		cfg->state_dir = d;
+	}
+	rc = cli_stats_file(cli, cfg);
+	if (rc) {
+		gw_config_free(cfg);
+		return rc;
+	}
+	if (cli->metrics_listen) {
+		gw_parse_listen(cli->metrics_listen, GW_METRICS_PORT_DEFAULT, &cfg->metrics,
+				&cfg->metrics_len, &has_port, why);
 	}
 	if (cli->grace >= 0)
 		cfg->grace = cli->grace;

@@ -37,6 +37,7 @@ static const char *const setting_names[GW_SET_N] = {
 	[GW_SET_LOG_LEVEL] = "log_level", [GW_SET_STATS_FILE] = "stats_file",
 	[GW_SET_DRC_ENTRIES] = "drc_entries",
 	[GW_SET_COPY_SYNC_MAX] = "copy_sync_max",
+	[GW_SET_METRICS_LISTEN] = "metrics_listen",
 };
 
 static bool is_blank(char c)
@@ -262,6 +263,14 @@ static int set_value(struct gw_loader *ld, enum gw_setting s, const char *v, cha
 		}
 		cfg->stats_file = strdup(v);
 		return cfg->stats_file ? 0 : -ENOMEM;
+	case GW_SET_METRICS_LISTEN: {
+		bool has_port;
+
+		if (!strcmp(v, "none"))
+			return 0;
+		return gw_parse_listen(v, GW_METRICS_PORT_DEFAULT, &cfg->metrics,
+				       &cfg->metrics_len, &has_port, why);
+	}
 	case GW_SET_N:
 		break;
 	}

@@ -35,6 +35,7 @@
 #define GW_PORT_DEFAULT 2049
 #define GW_RDMA_PORT_DEFAULT 20049
 #define GW_LEASE_DEFAULT 90
+#define GW_METRICS_PORT_DEFAULT 9449
 #define GW_STATE_DIR_DEFAULT "/var/lib/lacunad"
 #define GW_LEASE_MIN 10
 #define GW_LEASE_MAX 3600
@@ -131,6 +132,8 @@ struct gw_config {
 	int log_level;	     /* LOG_ERR..LOG_DEBUG */
 	char *stats_file;    /* NULL: none */
 	unsigned int drc_entries; /* 4.0 duplicate request cache (gw_drc.h), 0: off */
+	struct sockaddr_storage metrics; /* metrics_listen; ss_family 0: none */
+	socklen_t metrics_len;
 	struct gw_limits limits;
 	struct gw_export *exports;
 	size_t nexports;
@@ -209,6 +212,8 @@ struct gw_cli {
 	int log_level;		 /* -1: not given */
 	const char *sets[GW_CLI_SETS_MAX]; /* --set KEY=VALUE, validated */
 	unsigned int nsets;
+	const char *stats_file;	    /* --stats-file PATH or "none"; NULL: not given */
+	const char *metrics_listen; /* --metrics-listen, validated; NULL: not given */
 	bool foreground;
 	bool help;
 	bool version;

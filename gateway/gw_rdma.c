@@ -196,6 +196,7 @@ static void gw_rconn_free(struct gw_rconn *c)
 	if (c->info.id)
 		nfs4_state_conn_closed(gw_rdma.srv, c->info.id);
 	gw_stat_add(&gw_rdma.srv->stats.conns_open, -1);
+	LTRACE(lacunad, conn__close, (uint64_t)c->info.id, 1, 0, "rdma connection freed");
 	log_debug("rdma: connection %llu freed", GW_RCONN_NO(c));
 	free(c);
 }
@@ -286,6 +287,7 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	gw_stat_add(&gw_rdma.srv->stats.conns_accepted, 1);
 	gw_stat_add(&gw_rdma.srv->stats.conns_open, 1);
 	gw_stat_add(&gw_rdma.srv->stats.rdma_conns, 1);
+	LTRACE(lacunad, conn__accept, (uint64_t)c->info.id, 1);
 
 	c->dev = gw_rdev_get(id->verbs);
 	if (c->dev)

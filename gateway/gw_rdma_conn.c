@@ -303,6 +303,7 @@ static int gw_rreq_send_error(struct gw_rreq *r)
 		return ret;
 	r->st = RQ_SENDING;
 	gw_stat_add(&gw_rdma.srv->stats.bytes_out, n);
+	gw_stat_add(&gw_rdma.srv->stats.rdma_bytes_out, n);
 	gw_stat_add(&gw_rdma.srv->stats.rdma_errors, 1);
 	return 0;
 }
@@ -392,6 +393,7 @@ static int gw_rreq_send_reply(struct gw_rreq *r)
 		return ret;
 	r->st = RQ_SENDING;
 	gw_stat_add(&gw_rdma.srv->stats.bytes_out, (long long)b.bytes);
+	gw_stat_add(&gw_rdma.srv->stats.rdma_bytes_out, (long long)b.bytes);
 	for (i = 0; i < nd; i++)
 		gw_stat_add(&gw_rdma.srv->stats.rdma_write_bytes, (long long)written[i]);
 	if (rwritten) {
@@ -636,6 +638,7 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 		return;
 	}
 	gw_stat_add(&gw_rdma.srv->stats.bytes_in, wc->byte_len);
+	gw_stat_add(&gw_rdma.srv->stats.rdma_bytes_in, wc->byte_len);
 	r = gw_rreq_get(c);
 	if (!r) {
 		gw_rconn_close(c, true, "more calls than credits");
@@ -742,6 +745,7 @@ static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct
 		}
 		r->sq_used = 0;
 		gw_stat_add(&gw_rdma.srv->stats.bytes_in, (long long)r->pulled);
+		gw_stat_add(&gw_rdma.srv->stats.rdma_bytes_in, (long long)r->pulled);
 		gw_stat_add(&gw_rdma.srv->stats.rdma_read_bytes, (long long)r->pulled);
 		gw_rreq_dispatch(r, r->w.req.len);
 		gw_rconn_kick(c);

@@ -18,6 +18,7 @@
 #include "gw_xprt.h"
 #include "log.h"
 #include "nfs4_compound.h"
+#include "trace.h"
 
 static const struct rpc_program gw_programs[] = {
 	{
@@ -44,7 +45,8 @@ static void cred_of_call(const struct rpc_call *call, struct gw_cred *cred)
 }
 
 /* An NFSv4.0 COMPOUND (by its minorversion, after the tag)? */
-static bool minor0(const struct rpc_call *call)
+static bool minor0(const struct rpc_call *call,
+			uint32_t *status)
 {
 	struct xdr_in x = call->args;
 	const uint8_t *tag;
@@ -55,14 +57,16 @@ static bool minor0(const struct rpc_call *call)
 }
 
 /* How many replies the 4.0 duplicate request cache may keep for @req (0: none) */
-static unsigned int drc_entries(const struct gw_req *req, const struct rpc_call *call)
+static unsigned int drc_entries(const struct gw_req *req, const struct rpc_call *call,
+			uint32_t *status)
 {
 	unsigned int n = gw_drc_entries();
 
 	return n && req->stream && req->conn && minor0(call) ? n : 0;
 }
 
-static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *call)
+static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *call,
+			uint32_t *status)
 {
 	unsigned int drc = drc_entries(req, call);
 	size_t off = xdr_out_len(&req->reply);
@@ -70,6 +74,7 @@ static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *c
 	struct gw_drc_key k;
 	int err;
 
+	*status = NFS4_OK; /* a reply from the duplicate request cache says OK */
 	if (drc) {
 		memset(&k, 0, sizeof(k));
 		k.xid = call->xid;
@@ -106,10 +111,16 @@ static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *c
 	err = nfs4_compound_run(&c, &call->args);
 	if (!err && drc && c.drc && !req->reply.err)
 		gw_drc_insert(&k, req->rec, req->len, &req->reply, off, drc);
+	*status = c.status;
 	return err;
 }
 
-static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm)
+/*
+ * The reply to req->rec in req->reply; what the call was (*xid, *proc
+ * and the COMPOUND's *status) for the rpc__reply tracepoint.
+ */
+static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm, uint32_t *xid,
+		       uint32_t *proc, uint32_t *status)
 {
 	struct rpc_call call;
 	int err = 0;
@@ -129,12 +140,15 @@ static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm
 		err = rpc_enc_reject(&req->reply, &call);
 		break;
 	case RPC_V_DISPATCH:
+		*xid = call.xid;
+		*proc = call.proc;
 		if (call.proc == NFS4_PROC_NULL) {
+			LTRACE(lacunad, rpc__call, call.xid, call.prog, call.vers, call.proc, 0, 0);
 			gw_stat_add(&s->stats.rpc_null, 1);
 			err = rpc_enc_accepted(&req->reply, call.xid, RPC_SUCCESS);
 			break;
 		}
-		err = run_compound(s, req, &call);
+		err = run_compound(s, req, &call, status);
 		if (err == -EBADMSG) {
 			/* the COMPOUND header itself is not XDR: start over with GARBAGE_ARGS */
 			gw_stat_add(&s->stats.rpc_garbage, 1);
@@ -160,10 +174,12 @@ static int build_reply(struct gw_srv *s, struct gw_req *req, struct xdr_mark *rm
 
 void gw_rpc_process(struct gw_srv *s, struct gw_req *req)
 {
+	uint32_t xid = 0, proc = 0, status = 0;
+	uint64_t t0 = mx_now_ns(), ns;
 	struct xdr_mark rm;
 
 	xdr_out_init(&req->reply, req->carver, req->reply_max);
-	if (build_reply(s, req, &rm)) {
+	if (build_reply(s, req, &rm, &xid, &proc, &status)) {
 		xdr_out_release(&req->reply);
 		return;
 	}
@@ -171,6 +187,9 @@ void gw_rpc_process(struct gw_srv *s, struct gw_req *req)
 		xdr_out_release(&req->reply);
 		return;
 	}
+	ns = mx_now_ns() - t0;
+	mx_hist_add(&s->stats.rpc_lat, ns);
+	LTRACE(lacunad, rpc__reply, xid, proc, status, ns, xdr_out_len(&req->reply));
 }
 
 const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size)

@@ -74,11 +74,15 @@ enum {
 static uint32_t gw_state_refuse(const struct nfs4_compound *c, uint32_t status, const char *why,
 				atomic_ullong *counter, int kind)
 {
+	static const char *const names[GW_STATE_LOG_N] = {
+		"state_refused", "state_unconfirmed_evicted", "state_opens_refused",
+		"state_locks_refused",
+	};
 	static _Atomic long logged[GW_STATE_LOG_N];
 	long now = (long)time(NULL);
 	char a[64] = "?";
 
-	gw_stat_add(counter, 1);
+	gw_limit_hit(counter, names[kind], c->conn ? c->conn->id : 0);
 	if (now - atomic_load(&logged[kind]) >= GW_STATE_LOG_SEC) {
 		atomic_store(&logged[kind], now);
 		if (c->conn)

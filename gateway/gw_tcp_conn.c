@@ -111,6 +111,7 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 	gw_tcp_limits_closing(c);
 	log_debug("tcp: connection %llu from %s closed: %s", (unsigned long long)c->info.id,
 		  gw_addr_str(&c->info.peer, a, sizeof(a)), why);
+	LTRACE(lacunad, conn__close, c->info.id, 0, dropped, why);
 	if (dropped)
 		gw_stat_add(&gw_tcp.srv->stats.conns_dropped, 1);
 	shutdown(c->fd, SHUT_RDWR);
@@ -175,6 +176,7 @@ void gw_conn_new(int fd)
 	gw_tcp.nconns++;
 	gw_stat_add(&gw_tcp.srv->stats.conns_accepted, 1);
 	gw_stat_add(&gw_tcp.srv->stats.conns_open, 1);
+	LTRACE(lacunad, conn__accept, c->info.id, 0);
 	log_debug("tcp: connection %llu from %s", (unsigned long long)c->info.id,
 		  gw_addr_str(&c->info.peer, a, sizeof(a)));
 	if (gw_tcp_limits_admit(c)) {
@@ -237,7 +239,7 @@ static int gw_conn_rec_start(struct gw_conn *c)
 	}
 	if (c->nreq >= c->req_max || c->sq_bytes >= gw_tcp.lim.conn_reply_bytes) {
 		if (c->was_stalled != GW_STALL_INFLIGHT)
-			gw_stat_add(&gw_tcp.srv->stats.conn_stalls, 1);
+			gw_limit_hit(&gw_tcp.srv->stats.conn_stalls, "conn_stalls", c->info.id);
 		return gw_conn_stall(c, GW_STALL_INFLIGHT);
 	}
 	if ((m & RPC_REC_LAST) && flen <= gw_tcp.small_size) {
@@ -248,7 +250,7 @@ static int gw_conn_rec_start(struct gw_conn *c)
 	/* records leave part of the large pool to the replies, and each address its share */
 	if (gw_tcp_client_full(c, pool == gw_tcp.large)) {
 		if (c->was_stalled != GW_STALL_CLIENT)
-			gw_stat_add(&gw_tcp.srv->stats.client_stalls, 1);
+			gw_limit_hit(&gw_tcp.srv->stats.client_stalls, "client_stalls", c->info.id);
 		return gw_conn_stall(c, GW_STALL_CLIENT);
 	}
 	if (pool == gw_tcp.large && gw_tcp.large_recs >= gw_tcp.large_recs_max)
@@ -443,6 +445,7 @@ static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
 		if (cqe->res > 0) {
 			gw_tcp_touch(c);
 			gw_stat_add(&gw_tcp.srv->stats.bytes_in, cqe->res);
+			gw_stat_add(&gw_tcp.srv->stats.tcp_bytes_in, cqe->res);
 			gw_conn_input(c, gw_tcp.bufs + (size_t)bid * GW_TCP_BUF_SIZE,
 				      (size_t)cqe->res);
 		}
@@ -523,6 +526,7 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 		return;
 	}
 	gw_stat_add(&gw_tcp.srv->stats.bytes_out, res);
+	gw_stat_add(&gw_tcp.srv->stats.tcp_bytes_out, res);
 	if (res > 0) {
 		gw_tcp_touch(c);
 		c->send_since = c->active;

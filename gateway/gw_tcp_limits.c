@@ -164,10 +164,10 @@ static int gw_tcp_make_room(struct gw_conn *c, const struct gw_addr *a, const ch
 
 	gw_tcp_limit_log(what, c);
 	if (!old) {
-		gw_stat_add(&gw_tcp.srv->stats.conns_refused, 1);
+		gw_limit_hit(&gw_tcp.srv->stats.conns_refused, "conns_refused", c->info.id);
 		return -EBUSY;
 	}
-	gw_stat_add(&gw_tcp.srv->stats.conns_evicted, 1);
+	gw_limit_hit(&gw_tcp.srv->stats.conns_evicted, "conns_evicted", old->info.id);
 	gw_conn_close(old, false, "idle, closed to make room for a new connection");
 	return 0;
 }
@@ -256,16 +256,16 @@ void gw_tcp_limits_tick(void)
 			continue;
 		if (lim->idle_timeout && gw_conn_idle(c) &&
 		    now - c->active >= (time_t)lim->idle_timeout) {
-			gw_stat_add(&gw_tcp.srv->stats.conns_idle_closed, 1);
+			gw_limit_hit(&gw_tcp.srv->stats.conns_idle_closed, "conns_idle_closed", c->info.id);
 			gw_conn_close(c, false, "idle_timeout");
 		} else if (lim->record_timeout && (c->rec.buf || c->mark_got) &&
 			   c->stall == GW_STALL_NONE &&
 			   now - c->rec_since >= (time_t)lim->record_timeout) {
-			gw_stat_add(&gw_tcp.srv->stats.conns_record_timeout, 1);
+			gw_limit_hit(&gw_tcp.srv->stats.conns_record_timeout, "conns_record_timeout", c->info.id);
 			gw_conn_close(c, true, "record_timeout: a record did not finish arriving");
 		} else if (lim->send_timeout && c->sq_head &&
 			   now - c->send_since >= (time_t)lim->send_timeout) {
-			gw_stat_add(&gw_tcp.srv->stats.conns_send_timeout, 1);
+			gw_limit_hit(&gw_tcp.srv->stats.conns_send_timeout, "conns_send_timeout", c->info.id);
 			gw_conn_close(c, true,
 				      "send_timeout: the client does not read its replies");
 		}

@@ -83,6 +83,11 @@ static void keep_start_settings(struct gw_config *cfg, const struct gw_config *o
 	if (cfg->grace != old->grace)
 		log_warn("reload: grace applies at the next start");
 	cfg->grace = old->grace;
+	if (cfg->metrics_len != old->metrics_len ||
+	    memcmp(&cfg->metrics, &old->metrics, old->metrics_len))
+		log_warn("reload: metrics_listen changes at the next restart");
+	cfg->metrics = old->metrics;
+	cfg->metrics_len = old->metrics_len;
 	if ((cfg->state_dir == NULL) != (old->state_dir == NULL) ||
 	    (cfg->state_dir && strcmp(cfg->state_dir, old->state_dir))) {
 		log_warn("reload: state_dir stays %s until lacunad is restarted",
@@ -377,6 +382,9 @@ int main(int argc, char *argv[])
 		goto out_state;
 	}
 	pthread_detach(watchthr);
+	err = gw_metrics_start(cfg);
+	if (err)
+		goto out_state;
 #ifdef HAVE_RDMA
 	err = gw_rdma_ops.start(&gw);
 	if (err)
@@ -406,6 +414,7 @@ int main(int argc, char *argv[])
 #endif
 	log_info("stopped");
 out_state:
+	gw_metrics_stop();
 	nfs4_state_fini(&gw);
 	gw_obj_fini();
 	gw_drc_fini();

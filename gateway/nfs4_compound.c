@@ -10,6 +10,7 @@
 #include "log.h"
 #include "nfs4_ops.h"
 #include "nfs4_state.h"
+#include "trace.h"
 
 /* the highest opcode of each minor version: anything above is OP_ILLEGAL */
 static const uint32_t minor_last_op[NFS4_MINOR_MAX + 1] = {
@@ -137,13 +138,18 @@ static uint32_t run_op(struct nfs4_compound *c, struct xdr_in *args, const struc
 	return d->run(c, argbuf);
 }
 
-static void count_op(struct nfs4_compound *c, uint32_t opnum, uint32_t st)
+static void count_op(struct nfs4_compound *c, uint32_t opnum, uint32_t st, uint64_t ns)
 {
+	struct gw_stats *gs = &c->srv->stats;
+
+	LTRACE(lacunad, op__done, c->call->xid, opnum, st, ns);
 	if (opnum > NFS4_OP_LAST)
 		return;
-	gw_stat_add(&c->srv->stats.ops[opnum], 1);
+	gw_stat_add(&gs->ops[opnum], 1);
+	gw_stat_add(&gs->op_status[opnum][gw_status_slot(st)], 1);
+	mx_hist_add(&gs->op_lat[opnum], ns);
 	if (st != NFS4_OK)
-		gw_stat_add(&c->srv->stats.op_errors[opnum], 1);
+		gw_stat_add(&gs->op_errors[opnum], 1);
 }
 
 /* Answer with the slot's cached reply: everything after the RPC header. */
@@ -175,6 +181,8 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 	if (xdr_dec_opaque(args, &tag, &taglen, NFS4_TAG_MAX) || xdr_dec_u32(args, &c->minor) ||
 	    xdr_dec_u32(args, &c->nops))
 		return -EBADMSG;
+	LTRACE(lacunad, rpc__call, c->call->xid, c->call->prog, c->call->vers, c->call->proc,
+	       c->minor, c->nops);
 
 	xdr_out_getpos(c->out, &start);
 	res_off = xdr_out_len(c->out);
@@ -197,6 +205,7 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 		const struct nfs4_op_desc *d;
 		struct xdr_mark m_opstat;
 		uint32_t opnum;
+		uint64_t t0;
 
 		if (xdr_dec_u32(args, &opnum)) {
 			/* fewer ops than announced: the rest of the COMPOUND is not XDR */
@@ -224,11 +233,12 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 		if (c->out->err)
 			break;
 		n++;
+		t0 = mx_now_ns();
 		if (c->minor > d->minor_max || c->minor < d->minor_min)
 			status = NFS4ERR_NOTSUPP;
 		else
 			status = run_op(c, args, d);
-		count_op(c, opnum, status);
+		count_op(c, opnum, status, mx_now_ns() - t0);
 		if (c->replay) {
 			send_replay(c, &start);
 			goto out_replayed;
@@ -250,6 +260,7 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 		}
 	}
 out:
+	c->status = status;
 	xdr_out_fill(&m_status, status);
 	xdr_out_fill(&m_count, n);
 out_replayed:

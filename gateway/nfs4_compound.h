@@ -113,6 +113,7 @@ struct nfs4_compound {
 	size_t replay_len;
 
 	uint32_t opidx, nops;
+	uint32_t status; /* of the COMPOUND, once run (not for a replay) */
 	uint32_t opnum; /* op being run */
 	bool keep_body; /* keep the results an op encoded with an error status */
 };

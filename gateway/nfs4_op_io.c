@@ -241,6 +241,8 @@ uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
 	xdr_enc_u32(c->out, a->stable);
 	xdr_enc_opaque_fixed(c->out, c->srv->write_verf, NFS4_VERIFIER_SIZE);
 	gw_stat_add(&c->srv->stats.write_bytes, (long long)res.written);
+	LTRACE(lacunad, write, o->fileid, a->offset, a->len, res.written, a->stable,
+	       (int)res.atomic);
 out:
 	nfs4_state_io_done(c->srv, fd, owned);
 	return status;
@@ -276,6 +278,7 @@ uint32_t nfs4_run_commit(struct nfs4_compound *c, void *args)
 		return st;
 	}
 	close(fd);
+	LTRACE(lacunad, commit, c->cfh->fileid, a->offset, a->count);
 	xdr_enc_opaque_fixed(c->out, c->srv->write_verf, NFS4_VERIFIER_SIZE);
 	return NFS4_OK;
 }

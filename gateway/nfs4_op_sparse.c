@@ -158,6 +158,8 @@ static void encode_segments(struct nfs4_compound *c, const struct lacuna_result 
 	*eof = *eof && i == res->nsegs;
 	gw_stat_add(&c->srv->stats.rp_data_bytes, (long long)data);
 	gw_stat_add(&c->srv->stats.rp_hole_bytes, (long long)holes);
+	LTRACE(lacunad, read__plus, c->cfh->fileid, from, to - from, data, holes, n,
+	       (int)res->atomic);
 }
 
 uint32_t nfs4_run_read_plus(struct nfs4_compound *c, void *args)

@@ -229,6 +229,7 @@ static void grace_end_locked(struct nfs4_recov *r, const char *why)
 		return;
 	r->grace = false;
 	r->purge = true;
+	LTRACE(lacunad, grace__end, r->nold, r->nold_done, why);
 	log_info("grace period ends: %s (%u of %u recorded client(s) reclaimed; %llu open(s), "
 		 "%llu lock(s))",
 		 why, r->nold_done, r->nold, r->reclaimed_opens, r->reclaimed_locks);
@@ -682,6 +683,7 @@ int nfs4_recov_open(const char *dir, bool grace, unsigned int lease, uint32_t bo
 	} else {
 		r->grace = true;
 		r->grace_end = nfs4_now() + (time_t)lease;
+		LTRACE(lacunad, grace__start, r->nold, lease);
 		log_info("grace period starts: %u recorded client(s) may reclaim their opens "
 			 "and locks for up to %u s; new opens and locks wait (NFS4ERR_GRACE)",
 			 r->nold, lease);

@@ -15,6 +15,8 @@ PKGS=(
 	fuse3 xfsprogs e2fsprogs util-linux attr acl libnfs-utils python3 iproute2 procps
 	# decoding the wire (tests/integ/nfs_tshark.sh)
 	tshark
+	# observability: promtool (tests/integ/metrics.sh), USDT probes and bpftrace (docs/tracing.md)
+	prometheus systemtap-sdt-dev bpftrace
 	# the Linux kernel client in a VM (tests/vm); RDMA over soft-RoCE in it
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd
 	ibverbs-providers ibverbs-utils rdmacm-utils

@@ -13,6 +13,10 @@
  *   lacuna nfs-map URL ...  and  lacuna nfs-get URL DEST
  *
  * do the same over NFSv4.2 (READ_PLUS): see lacuna_nfs.c.
+ *
+ *   lacuna stats [--watch SECONDS] [--json] URL|STATS_FILE
+ *
+ * shows what lacunad or lacunafs is doing: see lacuna_stats.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -154,6 +158,8 @@ static const struct {
 	  lacuna_cmd_nfs_map },
 	{ "nfs-get", "copy a file from an NFSv4.2 server, its holes kept (READ_PLUS)",
 	  lacuna_cmd_nfs_get },
+	{ "stats", "a server's statistics: per-op rates and latencies, READ_PLUS savings",
+	  lacuna_cmd_stats },
 };
 
 static int usage(bool error)

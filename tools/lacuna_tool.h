@@ -90,5 +90,6 @@ void lmap_json_string(FILE *out, const char *s);
 /* Commands in other files: argv[0] is the command's name. */
 int lacuna_cmd_nfs_map(int argc, char **argv);
 int lacuna_cmd_nfs_get(int argc, char **argv);
+int lacuna_cmd_stats(int argc, char **argv);
 
 #endif

@@ -1324,6 +1324,33 @@ static void test_from_cli(void **state)
 	assert_int_equal(listen_port(cfg), 2300);
 	assert_int_equal(cfg->threads, 1);
 	assert_false(cfg->exports[0].clients[0].opts.rw);
+	/* one-export mode keeps its statistics in its state directory */
+	assert_string_equal(cfg->stats_file, GW_STATE_DIR_DEFAULT "/127.0.0.1-2300/stats");
+	assert_int_equal(cfg->metrics.ss_family, 0);
+	gw_config_free(cfg);
+	assert_int_equal(CLI(&cli, "--export", d.dir, "--stats-file", "/run/s", "--metrics-listen",
+			     "127.0.0.1"),
+			 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_string_equal(cfg->stats_file, "/run/s");
+	assert_int_equal(cfg->metrics.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&cfg->metrics)->sin_port),
+			 GW_METRICS_PORT_DEFAULT);
+	gw_config_free(cfg);
+	assert_int_equal(CLI(&cli, "--export", d.dir, "--stats-file", "none"), 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_null(cfg->stats_file);
+	gw_config_free(cfg);
+	assert_int_equal(CLI(&cli, "--export", d.dir, "--stats-file", "rel"), -EINVAL);
+	assert_int_equal(CLI(&cli, "--export", d.dir, "--metrics-listen", "nohost:1"), -EINVAL);
+
+	/* metrics_listen in the file */
+	write_conf("metrics_listen = [::1]:9000\n/srv/a *\n",
+		   strlen("metrics_listen = [::1]:9000\n/srv/a *\n"));
+	assert_int_equal(CLI(&cli, "-c", conf), 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_int_equal(cfg->metrics.ss_family, AF_INET6);
+	assert_null(cfg->stats_file);
 	gw_config_free(cfg);
 
 	/* a file with errors */
