@@ -45,8 +45,7 @@ static void cred_of_call(const struct rpc_call *call, struct gw_cred *cred)
 }
 
 /* An NFSv4.0 COMPOUND (by its minorversion, after the tag)? */
-static bool minor0(const struct rpc_call *call,
-			uint32_t *status)
+static bool minor0(const struct rpc_call *call)
 {
 	struct xdr_in x = call->args;
 	const uint8_t *tag;
@@ -57,8 +56,7 @@ static bool minor0(const struct rpc_call *call,
 }
 
 /* How many replies the 4.0 duplicate request cache may keep for @req (0: none) */
-static unsigned int drc_entries(const struct gw_req *req, const struct rpc_call *call,
-			uint32_t *status)
+static unsigned int drc_entries(const struct gw_req *req, const struct rpc_call *call)
 {
 	unsigned int n = gw_drc_entries();
 
