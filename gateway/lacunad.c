@@ -402,6 +402,7 @@ int main(int argc, char *argv[])
 	if (cfg->rdma)
 		log_info("rdma: built without RPC-over-RDMA: serving TCP only");
 #endif
+	nfs4_state_serving(&gw);
 	/* the worker pool says how many threads it started */
 	log_info("lacunad %s serving NFSv4.0-4.2 (lease %us)", PACKAGE_VERSION, cfg->lease_time);
 	err = gw_tcp_ops.run(&gw);

@@ -61,6 +61,8 @@ struct nfs4_recov {
 	atomic_bool grace; /* written under .lock; read without it for the common "no" */
 	bool purge; /* grace ended: old records not reclaimed go */
 	time_t grace_end;
+	unsigned int lease;
+	bool serving; /* the clock of grace runs from nfs4_recov_serving() on */
 	unsigned int nold, nold_done, nents;
 	unsigned long long reclaimed_opens, reclaimed_locks, grace_refused;
 	struct rec_ent *bucket[REC_BUCKETS];
@@ -237,7 +239,7 @@ static void grace_end_locked(struct nfs4_recov *r, const char *why)
 
 static bool in_grace_locked(struct nfs4_recov *r)
 {
-	if (r->grace && nfs4_now() >= r->grace_end)
+	if (r->grace && r->serving && nfs4_now() >= r->grace_end)
 		grace_end_locked(r, "lease time over");
 	return r->grace;
 }
@@ -257,6 +259,20 @@ static void mark_done_locked(struct nfs4_recov *r, struct rec_ent *e, const char
 	log_info("grace: client \"%s\" %s", name, how);
 	if (r->nold_done == r->nold)
 		grace_end_locked(r, "every recorded client is done reclaiming");
+}
+
+void nfs4_recov_serving(struct nfs4_recov *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->serving = true;
+	if (r->grace) {
+		r->grace_end = nfs4_now() + (time_t)r->lease;
+		log_info("grace period: every transport is up; recorded clients have %u s from now",
+			 r->lease);
+	}
+	pthread_mutex_unlock(&r->lock);
 }
 
 bool nfs4_recov_in_grace(struct nfs4_recov *r)
@@ -682,6 +698,7 @@ int nfs4_recov_open(const char *dir, bool grace, unsigned int lease, uint32_t bo
 		r->purge = true;
 	} else {
 		r->grace = true;
+		r->lease = lease;
 		r->grace_end = nfs4_now() + (time_t)lease;
 		LTRACE(lacunad, grace__start, r->nold, lease);
 		log_info("grace period starts: %u recorded client(s) may reclaim their opens "

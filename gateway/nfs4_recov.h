@@ -67,6 +67,14 @@ int nfs4_recov_open(const char *dir, bool grace, unsigned int lease, uint32_t bo
 		    struct nfs4_recov **out);
 void nfs4_recov_close(struct nfs4_recov *r);
 
+/*
+ * lacunad serves on every transport now: the grace period's lease time
+ * counts from here, not from nfs4_recov_open(), so that a slow start (an
+ * RDMA pool registered for many seconds) does not eat into it. Until
+ * then grace does not end by time.
+ */
+void nfs4_recov_serving(struct nfs4_recov *r);
+
 /* Is the server in grace now? (ends it when its time is up) */
 bool nfs4_recov_in_grace(struct nfs4_recov *r);
 

@@ -654,6 +654,12 @@ void nfs4_state_reap(struct gw_srv *s)
 	nfs4_state_unlock(st);
 }
 
+void nfs4_state_serving(struct gw_srv *s)
+{
+	if (s->state)
+		nfs4_recov_serving(s->state->recov);
+}
+
 bool nfs4_state_in_grace(struct gw_srv *s)
 {
 	return s->state && nfs4_recov_in_grace(s->state->recov);

@@ -124,6 +124,8 @@ uint32_t nfs4_state_check_lock(struct nfs4_compound *c, const struct nfs4_statei
 
 /* Is the server in its grace period (nfs4_recov.h)? */
 bool nfs4_state_in_grace(struct gw_srv *s);
+/* Every transport is up: the grace period's time runs from now (nfs4_recov_serving) */
+void nfs4_state_serving(struct gw_srv *s);
 
 /* Counters for the stats output */
 struct nfs4_state_stats {
