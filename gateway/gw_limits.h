@@ -30,6 +30,7 @@
 #define GW_IDLE_TIMEOUT_DEFAULT 360 /* seconds; nfsd drops idle connections after 6 min */
 #define GW_RECORD_TIMEOUT_DEFAULT 30
 #define GW_SEND_TIMEOUT_DEFAULT 60
+#define GW_STOP_TIMEOUT_DEFAULT 5 /* seconds replies may take to go out at stop */
 #define GW_TIMEOUT_MAX 86400
 #define GW_CONN_REQUESTS_DEFAULT 128
 #define GW_CONN_REQUESTS_MAX 4096
@@ -65,6 +66,7 @@ struct gw_limits {
 	unsigned int idle_timeout;     /* seconds; 0: never */
 	unsigned int record_timeout;   /* seconds a started record may take; 0: never */
 	unsigned int send_timeout;     /* seconds replies may wait unsent; 0: never */
+	unsigned int stop_timeout;     /* seconds to finish and send replies at stop */
 	unsigned int conn_requests;    /* requests out per connection */
 	uint32_t conn_reply_bytes;     /* bytes of replies queued per connection */
 	unsigned int client_records;   /* large records being received per address */
@@ -92,7 +94,7 @@ void gw_limits_default(struct gw_limits *l);
 int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
 
 /* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 21
+#define GW_LIMITS_N 22
 int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */

@@ -71,7 +71,7 @@
  * Stopping. When gw.stopping is set the loop stops accepting, closes
  * connections with no request out, stops receiving on the others (what
  * still arrives is dropped) and closes each once its replies are sent.
- * After GW_TCP_DRAIN_SEC it closes what is left, waits for the workers
+ * After stop_timeout it closes what is left, waits for the workers
  * to give back their requests, joins them and returns.
  *
  * The tick. A timeout fires once a second: nfs4_state_reap() expires
@@ -110,7 +110,6 @@
 #define GW_TCP_SQ_ENTRIES 1024
 #define GW_TCP_CQ_ENTRIES 16384
 #define GW_TCP_CQE_BATCH 256
-#define GW_TCP_DRAIN_SEC 5
 
 struct gw_tcp gw_tcp = { .lfd = -1 };
 
@@ -182,7 +181,8 @@ static void gw_tcp_begin_stop(void)
 
 	gw_tcp.stopping = true;
 	clock_gettime(CLOCK_MONOTONIC, &gw_tcp.deadline);
-	gw_tcp.deadline.tv_sec += GW_TCP_DRAIN_SEC;
+	gw_tcp_limits_load();
+	gw_tcp.deadline.tv_sec += gw_tcp.lim.stop_timeout;
 	if (gw_tcp.accept_armed) {
 		sqe = gw_tcp_sqe();
 		io_uring_prep_cancel64(sqe, GW_TCP_UD_ACCEPT, 0);
@@ -207,8 +207,8 @@ static void gw_tcp_check_deadline(void)
 	    (now.tv_sec == gw_tcp.deadline.tv_sec && now.tv_nsec < gw_tcp.deadline.tv_nsec))
 		return;
 	gw_tcp.forced = true;
-	log_warn("tcp: %u connections still busy after %d s: closing them", gw_tcp.nconns,
-		 GW_TCP_DRAIN_SEC);
+	log_warn("tcp: %u connections still busy after stop_timeout (%u s): closing them",
+		 gw_tcp.nconns, gw_tcp.lim.stop_timeout);
 	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = next) {
 		next = l->next;
 		gw_conn_close(gw_conn_of(l, all), false, "server stopping");

@@ -1400,13 +1400,14 @@ static void test_limits(void **state)
 	assert_int_equal(cfg->limits.idle_timeout, GW_IDLE_TIMEOUT_DEFAULT);
 	assert_int_equal(cfg->limits.conn_reply_bytes, GW_CONN_REPLY_BYTES_DEFAULT);
 	assert_int_equal(cfg->limits.max_sessions, GW_SESSIONS_DEFAULT);
+	assert_int_equal(cfg->limits.stop_timeout, GW_STOP_TIMEOUT_DEFAULT);
 	/* auto: half of what the reserve leaves, never below the minimum */
 	assert_int_equal(gw_limits_max_conns(&cfg->limits, 20000), (20000 - GW_FD_RESERVE) / 2);
 	assert_int_equal(gw_limits_max_conns(&cfg->limits, 100), GW_CONNS_MIN);
 	gw_config_free(cfg);
 
 	cfg = load_ok("max_connections = 200\nmax_connections_per_client = 50\n"
-		      "idle_timeout = 0\nrecord_timeout = 3\nsend_timeout = 4\n"
+		      "idle_timeout = 0\nrecord_timeout = 3\nsend_timeout = 4\nstop_timeout = 30\n"
 		      "max_requests_per_connection = 8\nmax_reply_bytes_per_connection = 1M\n"
 		      "max_requests_per_client = 32\nmax_records_per_client = 2\n/s *\n");
 	assert_int_equal(cfg->limits.max_conns, 200);
@@ -1415,6 +1416,7 @@ static void test_limits(void **state)
 	assert_int_equal(cfg->limits.idle_timeout, 0);
 	assert_int_equal(cfg->limits.record_timeout, 3);
 	assert_int_equal(cfg->limits.send_timeout, 4);
+	assert_int_equal(cfg->limits.stop_timeout, 30);
 	assert_int_equal(cfg->limits.conn_requests, 8);
 	assert_int_equal(cfg->limits.conn_reply_bytes, 1 << 20);
 	assert_int_equal(cfg->limits.client_requests, 32);
@@ -1425,6 +1427,7 @@ static void test_limits(void **state)
 	load_fails("max_connections = lots\n/s *\n", 1, "not a number");
 	load_fails("max_reply_bytes_per_connection = 1K\n/s *\n", 1, "out of range");
 	load_fails("idle_timeout = 5s\n/s *\n", 1, "junk after the digits");
+	load_fails("stop_timeout = 0\n/s *\n", 1, "stop_timeout: 0 is out of range");
 	load_fails("idle-timeout = 5\n/s *\n", 1, "did you mean idle_timeout?");
 	load_fails("send_timeout = 1\n/s *\nsend_timeout = 2\n", 3,
 		   "send_timeout set twice (first at line 1)");
