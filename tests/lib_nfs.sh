@@ -6,8 +6,10 @@
 #   nfs_require_server         skip/fail unless the server can be run here
 #   nfs_require_libnfs         skip unless nfs-ls, nfs-cat, nfs-cp, python3
 #   nfs_free_port              print a free loopback TCP port, reserved
-#   nfs_make_export KIND NAME  a directory to serve: KIND ext4 or xfs makes
-#                              that filesystem (lt_make_fs) and mounts
+#   nfs_make_export KIND NAME [SIZE]
+#                              a directory to serve: KIND ext4 or xfs makes
+#                              that filesystem (lt_make_fs, of SIZE, default
+#                              1G) and mounts
 #                              lacunafs over it, plain makes a directory;
 #                              sets NFS_EXPORT (to serve) and NFS_BACKING
 #                              (where the files really are)
@@ -128,11 +130,11 @@ nfs_free_port() {
 }
 
 nfs_make_export() {
-	local kind=$1 name=$2
+	local kind=$1 name=$2 size=${3:-}
 	case $kind in
 	ext4 | xfs)
 		[ "$LT_NFS_SERVER" = ganesha ] || lt_require_fuse
-		lt_make_fs "$kind" "$name"
+		lt_make_fs "$kind" "$name" "$size"
 		NFS_BACKING=$LT_FS
 		if [ "$LT_NFS_SERVER" = ganesha ]; then
 			# Ganesha's VFS backend cannot export a FUSE mount

@@ -20,6 +20,18 @@
 #   is for files without holes), so this one only checks the bytes and
 #   logs what went over the wire.
 #
+# On ext4 the same is done with a 1 GiB image, 90% holes (100 data runs
+# of 1 MiB at scattered 4 KiB-aligned offsets, one in each 10 MiB), made on
+# the host: the guest sees it only over NFS. First plain `cp` (under
+# strace where the host has it: which of FICLONE, copy_file_range, SEEK
+# and read/write it used) records whether coreutils sends COPY; then
+# copy_file_range(2) of the whole 1 GiB, which must: copy the same bytes
+# (SHA-256 of the backing files), keep the holes (the copy's map and
+# blocks on the backing filesystem no more than the image's), and send
+# COPY with no data over the wire (READ, READ_PLUS and WRITE bytes in the
+# guest's mountstats under 1 MiB). Should `cp` send COPY, its copy is held
+# to the same checks.
+#
 # Checked on the host: the copy_file_range copy has the source's bytes
 # (cmp of the backing files), the same SEEK_DATA/SEEK_HOLE map on the
 # backing filesystem and no more blocks than the data; the guest's
@@ -28,7 +40,8 @@
 # client); the statistics file counts COPY operations without errors,
 # the data of the copies and bytes of holes.
 #
-# Skips (77) where the VM cannot run; lacunad only.
+# LACUNA_VM_KERNEL picks the guest kernel (default 6.1; k612/ runs it on
+# 6.12). Skips (77) where the VM cannot run; lacunad only.
 
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 . "$top_srcdir/tests/lib.sh"
@@ -46,6 +59,12 @@ vm_require
 L_IMG="size=48M,data@0+1M,data@8M+4M,data@20M+64k*8/256k,data@40M+1536k"
 IMG_DATA=$(((1024 + 4096 + 512 + 1536) * 1024))
 SYNC_MAX=$((2 * 1024 * 1024))
+# the 1 GiB image: in each 10 MiB a 1 MiB run at a 4 KiB-aligned offset
+L_BIG=size=1G
+for ((i = 0; i < 100; i++)); do
+	L_BIG+=",data@$((i * 10485760 + i * 37 % 9 * 1048576 + i * 13 % 16 * 4096))+1M"
+done
+BIG_DATA=$((100 * 1048576))
 
 share="$LT_TMP/share"
 mkdir -p "$share"
@@ -62,9 +81,12 @@ conf="$LT_TMP/lacunad.conf"
 } >"$conf"
 envs=()
 for t in $fslist; do
-	nfs_make_export "$t" "$t"
+	nfs_make_export "$t" "$t" 3G # room for the 1 GiB image's copies, were they not sparse
 	BACKING[$t]=$NFS_BACKING
 	"$SM" make "$NFS_EXPORT/img" "$L_IMG" || lt_hard "lt_seekmap make $NFS_EXPORT/img"
+	if [ "$t" = ext4 ]; then
+		"$SM" make "$NFS_EXPORT/big" "$L_BIG" || lt_hard "lt_seekmap make $NFS_EXPORT/big"
+	fi
 	echo "$NFS_EXPORT 127.0.0.0/8(rw,no_root_squash)" >>"$conf"
 	envs+=(--env "MNT_$t=$NFS_EXPORT")
 done
@@ -81,22 +103,15 @@ opstat() {
 	awk -v m="$1" -v op="$2:" -v f="$3" '$1 == "device" { on = ($5 == m) }
 		on && $1 == op { print $f; found = 1 } END { if (!found) print 0 }' /proc/self/mountstats
 }
-# snap T PHASE: the COPY calls and the READ and WRITE data bytes so far
+# snap T PHASE: the COPY calls and the READ, READ_PLUS and WRITE bytes so far
 snap() {
 	r "${1}_$2_copy" "$(opstat "$m" COPY 2)"
-	r "${1}_$2_read" "$(opstat "$m" READ 6)"
+	r "${1}_$2_read" "$(($(opstat "$m" READ 6) + $(opstat "$m" READ_PLUS 6)))"
 	r "${1}_$2_write" "$(opstat "$m" WRITE 5)"
 }
-for t in $FSLIST; do
-	p=MNT_$t
-	m=/tmp/nfs-$t
-	mkdir -p "$m"
-	step "$t: mount"
-	timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,proto=tcp,soft,timeo=300,retrans=2" \
-		"10.0.2.2:${!p}" "$m" || continue
-	r "${t}_mount" ok
-	snap "$t" start
-	step "$t: copy_file_range"
+# cfr SRC DST: copy_file_range(2) of all of SRC, continued while short;
+# prints the calls and the bytes left
+cfr() {
 	python3 -c '
 import os, sys
 s, d = os.open(sys.argv[1], os.O_RDONLY), os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -109,11 +124,39 @@ while left:
     left -= n
 os.fsync(d)
 print(calls, left)
-' "$m/img" "$m/img.cfr" >"$SHARE/$t-cfr" && r "${t}_cfr" "$(cat "$SHARE/$t-cfr")"
+' "$1" "$2"
+}
+for t in $FSLIST; do
+	p=MNT_$t
+	m=/tmp/nfs-$t
+	mkdir -p "$m"
+	step "$t: mount"
+	timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,proto=tcp,soft,timeo=300,retrans=2" \
+		"10.0.2.2:${!p}" "$m" || continue
+	r "${t}_mount" ok
+	snap "$t" start
+	step "$t: copy_file_range"
+	cfr "$m/img" "$m/img.cfr" >"$SHARE/$t-cfr" && r "${t}_cfr" "$(cat "$SHARE/$t-cfr")"
 	snap "$t" cfr
 	step "$t: cp"
 	cp "$m/img" "$m/img.cp" && r "${t}_cp" ok
 	snap "$t" cp
+	if [ -e "$m/big" ]; then
+		step "$t: cp of the 1 GiB image"
+		st=()
+		command -v strace >/dev/null &&
+			st=(strace -f -qq -c -S name -o "$SHARE/$t-bigcp.strace"
+				-e trace=ioctl,copy_file_range,lseek,read,write)
+		t0=$(cut -d' ' -f1 /proc/uptime)
+		"${st[@]}" cp "$m/big" "$m/big.cp" && r "${t}_bigcp" ok
+		r "${t}_bigcp_s" "$(awk -v t="$t0" '{ print $1 - t }' /proc/uptime)"
+		snap "$t" bigcp
+		step "$t: copy_file_range of the 1 GiB image"
+		t0=$(cut -d' ' -f1 /proc/uptime)
+		cfr "$m/big" "$m/big.cfr" >"$SHARE/$t-bigcfr" && r "${t}_bigcfr" "$(cat "$SHARE/$t-bigcfr")"
+		r "${t}_bigcfr_s" "$(awk -v t="$t0" '{ print $1 - t }' /proc/uptime)"
+		snap "$t" bigcfr
+	fi
 	step "$t: umount"
 	umount "$m" && r "${t}_umount" ok
 done
@@ -121,12 +164,63 @@ step done
 GUEST
 
 t0=$SECONDS
-(cd "$share" && exec "$VM_SH" run --share "$share" --timeout 300 --times "$LT_TMP/times" \
+(cd "$share" && exec "$VM_SH" run --share "$share" --timeout 900 --times "$LT_TMP/times" \
 	--env "PORT=$NFS_PORT" --env "SHARE=$share" --env "FSLIST=$fslist" "${envs[@]}" \
 	-- bash "$share/guest.sh") >"$LT_TMP/out" 2>"$LT_TMP/err"
 rc=$?
 vm_report "$rc" $((SECONDS - t0)) "the server"
 lt_check "lacunad is alive after the kernel client" nfs_alive
+
+# phase_bytes T PHASE PREV: "COPY-calls READ-bytes WRITE-bytes" between two snaps
+phase_bytes() {
+	echo "$(($(val "${1}_${2}_copy") - $(val "${1}_${3}_copy")))" \
+		"$(($(val "${1}_${2}_read") - $(val "${1}_${3}_read")))" \
+		"$(($(val "${1}_${2}_write") - $(val "${1}_${3}_write")))"
+}
+
+# check_big T: the 1 GiB image's copies on T
+check_big() {
+	local t=$1 b=${BACKING[$1]} c n rd wr nb sb sha prev=cp
+	"$SM" map "$b/big" >"$LT_TMP/$t-big.map" 2>&1
+	lt_check_eq "$t: the 1 GiB image has its 100 data runs" 100 "$(grep -c '^data' "$LT_TMP/$t-big.map")"
+	sb=$(stat -c %b "$b/big")
+	lt_log "$t: the 1 GiB image: $(stat -c %s "$b/big") bytes, $((sb * 512)) allocated, $BIG_DATA of data"
+	sha=$(nfs_sha256 "$b/big")
+	if [ -s "$share/$t-bigcp.strace" ]; then
+		sed 's/^/# cp strace -c: /' "$share/$t-bigcp.strace"
+	else
+		lt_log "$t: no strace here: cp's system calls not recorded"
+	fi
+	for c in bigcp bigcfr; do
+		read -r n rd wr <<<"$(phase_bytes "$t" $c $prev)"
+		prev=$c
+		lt_log "$t: $c: $n COPY calls, $rd bytes READ/READ_PLUS, $wr bytes WRITTEN (guest mountstats), $(val "${t}_${c}_s") s in the guest"
+		if [ $c = bigcp ]; then
+			lt_check_eq "$t: cp of the 1 GiB image in the guest" ok "$(val "${t}_bigcp")"
+			lt_check_eq "$t: bigcp: the copy's SHA-256 is the image's" "$sha" "$(nfs_sha256 "$b/big.cp")"
+			if [ "$n" = 0 ]; then
+				lt_log "$t: bigcp: coreutils' cp ($(cp --version | head -n 1)) sent no COPY:" \
+					"it copied through the client; copy_file_range(2) follows"
+				lt_log "$t: bigcp: its copy allocates $(($(stat -c %b "$b/big.cp") * 512)) bytes"
+				continue
+			fi
+			lt_log "$t: bigcp: cp sent COPY: held to copy_file_range's checks"
+		else
+			lt_check "$t: bigcfr: copy_file_range of all 1 GiB in the guest (calls, bytes left: $(val "${t}_bigcfr"))" \
+				test -n "$(val "${t}_bigcfr")" -a "$(val "${t}_bigcfr" | cut -d' ' -f2)" = 0
+			lt_check_eq "$t: bigcfr: the copy's SHA-256 is the image's" "$sha" "$(nfs_sha256 "$b/big.cfr")"
+		fi
+		"$SM" map "$b/big.${c#big}" >"$LT_TMP/$t-$c.map" 2>&1
+		lt_check "$t: $c: the backing copy's SEEK_DATA/SEEK_HOLE map is the image's" \
+			cmp -s "$LT_TMP/$t-big.map" "$LT_TMP/$t-$c.map"
+		nb=$(stat -c %b "$b/big.${c#big}")
+		lt_check "$t: $c: the copy allocates $((${nb:-0} * 512)) bytes, no more than the image's $((sb * 512))" \
+			test "${nb:-0}" -le "$sb" -a "${nb:-0}" -gt 0
+		lt_check "$t: $c: the guest sent COPY ($n calls)" test "$n" -gt 0
+		lt_check "$t: $c: no data over the wire ($rd bytes READ/READ_PLUS, $wr WRITTEN, under 1 MiB)" \
+			test "$rd" -lt 1048576 -a "$wr" -lt 1048576
+	done
+}
 
 for t in $fslist; do
 	b=${BACKING[$t]}
@@ -158,16 +252,17 @@ for t in $fslist; do
 		n=$(($(val "${t}_${c}_copy") - $(val "${t}_${prev}_copy")))
 		rd=$(($(val "${t}_${c}_read") - $(val "${t}_${prev}_read")))
 		wr=$(($(val "${t}_${c}_write") - $(val "${t}_${prev}_write")))
-		lt_log "$t: $c: $n COPY calls, $rd bytes READ, $wr bytes WRITTEN (guest mountstats)"
+		lt_log "$t: $c: $n COPY calls, $rd bytes READ/READ_PLUS, $wr bytes WRITTEN (guest mountstats)"
 		if [ "$c" = cp ]; then
 			: # coreutils copies a sparse file by SEEK and read/write: informational
 		else
 			lt_check "$t: $c: the guest sent COPY ($n calls)" test "$n" -gt 0
-			lt_check "$t: $c: no image data over the wire ($rd bytes READ, $wr WRITTEN, under 1 MiB)" \
+			lt_check "$t: $c: no image data over the wire ($rd bytes READ/READ_PLUS, $wr WRITTEN, under 1 MiB)" \
 				test "$rd" -lt 1048576 -a "$wr" -lt 1048576
 		fi
 		prev=$c
 	done
+	[ "$t" = ext4 ] && check_big "$t"
 	lt_check_eq "$t: umount" ok "$(val "${t}_umount")"
 done
 

@@ -15,20 +15,32 @@
 # - `cp --sparse=always` of each to the guest's tmpfs: same bytes, and the
 #   copy holds no more blocks than the backing file (the all-hole one
 #   none): the holes came through as holes.
-# - Atomicity: on the host, tests/vm/rp_regions.py flips the 64 KiB regions
-#   of a 4 MiB file between data (one pwrite of one byte value) and hole
-#   (a punch) through the lacunafs mount, while the guest reads it with
-#   O_DIRECT in 1 MiB requests; every region of every read must be all
-#   zeros or all one value, and both states must have been seen. The same
-#   checker, run on a file made with a region half data, half hole, must
-#   report it torn, and so must the same reads of a file whose regions
-#   the host writes in two halves 2 ms apart (torn in the file itself for
-#   a while): the check can see a tear (the negative controls).
+# - Atomicity: two flippers on the host flip the 64 KiB regions of a 4 MiB
+#   file between data (every byte one value) and hole, at once, each in
+#   its own half of the file: tests/vm/rp_regions.py through the lacunafs
+#   mount (one pwrite or a punch) in the first half, and
+#   tests/vm/rp_nfsflip.py, a second NFSv4.2 client with its own session
+#   to lacunad, in the second (one WRITE of a run of 1 to 4 regions, its
+#   data at many unaligned offsets of the request, or one DEALLOCATE),
+#   while the guest reads the file with O_DIRECT in 1 MiB requests. Every
+#   region of every read must be all zeros or all one value, and both
+#   states must have been seen in each half. The same checker, run on a
+#   file made with a region half data, half hole, must report it torn, and
+#   so must the same reads of a file whose regions both flippers write in
+#   two halves 2 ms apart (two pwrites, two WRITEs, two punches, two
+#   DEALLOCATEs: torn in the file itself for a while), in each half: the
+#   check can see a tear of either flipper (the negative controls).
 # - /proc/self/mountstats of the mount: READ_PLUS ops > 0, READ ops 0; and
 #   lacunad's statistics file counts READ_PLUS and its hole bytes (at least
 #   the all-hole file read four times).
 #
 # LT_RP_TORTURE_READS sets the number of torture reads (default 300).
+# LT_RP_NO_RANGELOCK=1 runs lacunafs without its range lock and lacunad
+# with plain pwrite WRITEs, by hand: the write_atomic checks then fail,
+# but the torture rarely sees a tear, as every write of either flipper
+# (64 KiB to 256 KiB) still reaches lacunafs as one FUSE write whose race
+# with a read lasts microseconds; tests/integ/nfs_atomic.sh catches that
+# race with many more reads. The halves 2 ms apart are the control here.
 # LACUNA_VM_KERNEL picks the guest kernel (default 6.12; 6.1 has no
 # READ_PLUS client and makes the test skip). Skips (77) where the VM or
 # that kernel cannot be had. About 1-2 minutes here (TCG).
@@ -63,8 +75,8 @@ share="$LT_TMP/share"
 mkdir -p "$share"
 cp "$top_srcdir/tests/vm/rp_regions.py" "$share/" || lt_hard "cp rp_regions.py"
 
-# LT_RP_NO_RANGELOCK=1: lacunafs without its range lock (a negative
-# control run by hand: the torture should then see torn regions)
+# LT_RP_NO_RANGELOCK=1: lacunafs without its range lock, lacunad writing
+# with pwrite (a negative control run by hand)
 [ "${LT_RP_NO_RANGELOCK:-0}" = 1 ] && export LACUNA_TEST_DISABLE_RANGELOCK=1
 nfs_make_export ext4 rp
 unset LACUNA_TEST_DISABLE_RANGELOCK
@@ -88,22 +100,31 @@ stats="$LT_TMP/lacunad.stats"
 conf="$LT_TMP/lacunad.conf"
 printf '%s\n' "threads = 2" "grace = off" "stats_file = $stats" \
 	"$e 127.0.0.0/8(rw,no_root_squash)" >"$conf"
-nfs_start --config "$conf"
+if [ "${LT_RP_NO_RANGELOCK:-0}" = 1 ]; then
+	LACUNA_TEST_PLAIN_WRITE=1 nfs_start --config "$conf"
+else
+	nfs_start --config "$conf"
+fi
 
-# the host's flippers, each waiting for the guest's go: "flip" as lacunad
-# must keep it atomic, "split" writing half regions (the negative control)
+# the host's flippers, each waiting for the guest's go: on "flip" as
+# lacunafs and lacunad must keep it atomic, on "split" writing half regions
+# (the negative control); the mount's in the first half of the file (part
+# 0 of 2), the NFS client's in the second
 declare -A FLIP_PID
 for f in flip split; do
 	mode=()
 	[ $f = split ] && mode=(split)
 	setsid python3 "$share/rp_regions.py" flip "$e/$f" $REGION "$share/$f.stop" "$share/$f.go" \
-		"${mode[@]}" >"$LT_TMP/$f.out" 2>&1 &
+		0/2 "${mode[@]}" >"$LT_TMP/$f.out" 2>&1 &
 	FLIP_PID[$f]=$!
+	setsid python3 "$top_srcdir/tests/vm/rp_nfsflip.py" "$NFS_PORT" "$e/$f" $REGION \
+		"$share/$f.stop" "$share/$f.go" 1/2 "${mode[@]}" >"$LT_TMP/nfs-$f.out" 2>&1 &
+	FLIP_PID[nfs-$f]=$!
 done
 stop_flip() {
 	local f i
 	for f in "${!FLIP_PID[@]}"; do
-		touch "$share/$f.stop"
+		touch "$share/${f#nfs-}.stop"
 		for ((i = 0; i < 600; i++)); do
 			kill -0 "${FLIP_PID[$f]}" 2>/dev/null || break
 			sleep 0.1
@@ -143,16 +164,16 @@ done
 step "negative control: a torn region"
 python3 "$SHARE/rp_regions.py" check "$m/torn" $REGION 4 1048576 >"$SHARE/torn.out" 2>&1
 r torn_rc $?
-step "torture: 1 MiB O_DIRECT reads while the host flips regions"
+step "torture: 1 MiB O_DIRECT reads while the host flips regions through the mount and NFS"
 touch "$SHARE/flip.go"
 sleep 1
-python3 "$SHARE/rp_regions.py" check "$m/flip" $REGION "$TORTURE_READS" 1048576 >"$SHARE/flip.out" 2>&1
+python3 "$SHARE/rp_regions.py" check "$m/flip" $REGION "$TORTURE_READS" 1048576 2 >"$SHARE/flip.out" 2>&1
 r flip_rc $?
 touch "$SHARE/flip.stop"
 step "negative control: the same reads while the host writes regions in halves"
 touch "$SHARE/split.go"
 sleep 1
-python3 "$SHARE/rp_regions.py" check "$m/split" $REGION 200 1048576 >"$SHARE/split.out" 2>&1
+python3 "$SHARE/rp_regions.py" check "$m/split" $REGION 200 1048576 2 >"$SHARE/split.out" 2>&1
 r split_rc $?
 touch "$SHARE/split.stop"
 step mountstats
@@ -205,20 +226,40 @@ sed 's/^/# torn file: /' "$share/torn.out"
 lt_check_eq "negative control: the checker reports the half-data region torn" 1 "$(val torn_rc)"
 lt_check "... as one torn region" grep -q "^torn: offset 65536:" "$share/torn.out"
 sed 's/^/# torture: /' "$share/flip.out"
-sed 's/^/# flipper: /' "$LT_TMP/flip.out"
+sed 's/^/# mount flipper: /' "$LT_TMP/flip.out"
+sed 's/^/# NFS flipper: /' "$LT_TMP/nfs-flip.out"
 lt_check_eq "torture: no 1 MiB O_DIRECT read saw a region torn" 0 "$(val flip_rc)"
-res=$(tail -n 1 "$share/flip.out")
-n() { echo "$res" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+# n KEY [PART]: KEY's count in the checker's last line (or PART's line) of $res
+n() {
+	local l
+	l=$(if [ -n "${2:-}" ]; then grep "^part=$2 " <<<"$res"; else tail -n 1 <<<"$res"; fi)
+	tr ' ' '\n' <<<"$l" | sed -n "s/^$1=//p"
+}
+flips() { sed -n 's/^flips=\([0-9]*\).*/\1/p' "$1"; }
+res=$(cat "$share/flip.out")
 lt_check_eq "... all $TORTURE_READS reads done" "$TORTURE_READS" "$(n reads)"
-lt_check "... regions seen as holes ($(n holes)) and as data ($(n datas))" \
-	test "$(n holes)" -gt 0 -a "$(n datas)" -gt 0
-flips=$(sed -n 's/^flips=\([0-9]*\).*/\1/p' "$LT_TMP/flip.out")
-lt_check "... the host flipped regions meanwhile (${flips:-no} flips)" test "${flips:-0}" -gt 0
-sed 's/^/# split: /' "$share/split.out" "$LT_TMP/split.out"
-res=$(tail -n 1 "$share/split.out")
-lt_check_eq "negative control: the same reads see torn regions while the host writes halves" \
+lt_log "torture: $(n regions) regions checked, $(n torn) torn"
+declare -A FLIPPER=([0]="the mount's half" [1]="the NFS client's half")
+for p in 0 1; do
+	lt_log "torture: ${FLIPPER[$p]}: $(n regions $p) regions checked, $(n torn $p) torn"
+	lt_check_eq "... ${FLIPPER[$p]}: no region torn" 0 "$(n torn $p)"
+	lt_check "... ${FLIPPER[$p]}: regions seen as holes ($(n holes $p)) and as data ($(n datas $p))" \
+		test "$(n holes $p)" -gt 0 -a "$(n datas $p)" -gt 0
+done
+f=$(flips "$LT_TMP/flip.out")
+lt_check "... the host flipped regions through the mount meanwhile (${f:-no} flips)" test "${f:-0}" -gt 0
+f=$(flips "$LT_TMP/nfs-flip.out")
+lt_check "... and through NFS (${f:-no} flips: WRITE and DEALLOCATE)" test "${f:-0}" -gt 0
+sed 's/^/# split: /' "$share/split.out" "$LT_TMP/split.out" "$LT_TMP/nfs-split.out"
+res=$(cat "$share/split.out")
+lt_check_eq "negative control: the same reads see torn regions while the flippers write halves" \
 	1 "$(val split_rc)"
-lt_check "... $(n torn) torn regions in $(n reads) reads" test "$(n torn)" -gt 0
+lt_log "negative control: $(n regions) regions checked, $(n torn) torn"
+for p in 0 1; do
+	lt_check "... ${FLIPPER[$p]}: $(n torn $p) torn regions of $(n regions $p)" test "$(n torn $p)" -gt 0
+done
+lt_check "... split writes through NFS meanwhile ($(flips "$LT_TMP/nfs-split.out") flips)" \
+	test "$(flips "$LT_TMP/nfs-split.out")" -gt 0
 
 # ---- the client sent READ_PLUS, never READ
 sed 's/^/# mountstats: /' "$share/mountstats" | grep -E ' (READ|READ_PLUS|WRITE):'
@@ -232,7 +273,13 @@ for ((i = 0; i < 50; i++)); do
 	[ -s "$stats" ] && break
 	sleep 0.1
 done
-grep -E '^(op READ|read_plus)' "$stats" | sed 's/^/# stats: /'
+grep -E '^(op (READ|WRITE|DEALLOCATE)|read_plus|write_)' "$stats" | sed 's/^/# stats: /'
+w=$(awk '$1 == "write_atomic" { print $2 }' "$stats")
+nw=$(($(sed -n 's/.* writes=\([0-9]*\).*/\1/p' "$LT_TMP/nfs-flip.out" "$LT_TMP/nfs-split.out" |
+	paste -sd+)))
+lt_check "lacunad wrote ${w:-no} WRITEs atomically, at least the NFS flippers' $nw" \
+	test "${w:-0}" -ge "$nw" -a "$nw" -gt 0
+lt_check_eq "... and none with pwrite" 0 "$(awk '$1 == "write_not_atomic" { print $2 }' "$stats")"
 c=$(awk '$1 == "op" && $2 == "READ_PLUS" { print $3 }' "$stats")
 lt_check "lacunad counted ${c:-no} READ_PLUS, at least the client's $rp" test "${c:-0}" -ge "${rp:-1}"
 hb=$(awk '$1 == "read_plus_hole_bytes" { print $2 }' "$stats")
