@@ -18,7 +18,8 @@
 #   nfs_start --config FILE [ARGS...]
 #                              the same with lacunad's configuration FILE
 #                              (several exports, stats_file), its listen
-#                              address overridden (lacunad only)
+#                              address overridden (lacunad only); with
+#                              NFS_NOFILE=N lacunad runs with RLIMIT_NOFILE N
 #   nfs_stop                   SIGTERM, wait, check exit status 0 and that
 #                              the log holds no sanitizer report
 #   nfs_crash                  SIGKILL the server (no clean-up: a crash)
@@ -216,7 +217,10 @@ nfs_start() {
 			# a state directory of its own, unless the test gives one
 			state=(--state-dir "$LT_TMP/lacunad-state.$NFS_N")
 			[[ " $* " != *" --state-dir "* ]] || state=()
-			setsid "$LACUNAD" "${srv[@]}" "${state[@]}" \
+			# NFS_NOFILE: lacunad's RLIMIT_NOFILE (soft and hard) from its
+			# start: io_uring's armed accept keeps the limit it saw then
+			setsid ${NFS_NOFILE:+prlimit --nofile="$NFS_NOFILE:$NFS_NOFILE"} \
+				"$LACUNAD" "${srv[@]}" "${state[@]}" \
 				--listen "127.0.0.1:$port" -f "$@" </dev/null >"$NFS_LOG" 2>&1 &
 			;;
 		ganesha)

@@ -55,10 +55,8 @@ max_sessions = 40
 $export_dir 127.0.0.0/9(rw,no_root_squash,fsid=root)
 CONF
 
-nfs_start --config "$conf"
-# lacunad as if RLIMIT_NOFILE were 1024: max_connections = auto follows it
-prlimit --pid "$NFS_PID" --nofile=1024:1024 || lt_hard "prlimit lacunad"
-sleep 1.5 # the limits are read again once a second
+# lacunad with RLIMIT_NOFILE 1024: max_connections = auto follows it
+NFS_NOFILE=1024 nfs_start --config "$conf"
 
 rc=0
 lt_timeout 600 python3 "$top_srcdir/tests/tools/nfs_limits.py" --port "$NFS_PORT" \
