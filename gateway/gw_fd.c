@@ -48,7 +48,7 @@ void gw_fd_exhausted(int err)
 	if (now - atomic_load(&logged) >= GW_FD_LOG_SEC) {
 		atomic_store(&logged, now);
 		log_warn("nfs: out of file descriptors (%s, RLIMIT_NOFILE %llu, %zu cached files): "
-			 "answering NFS4ERR_DELAY (see max_opens, max_connections; logged once a "
+			 "answering NFS4ERR_DELAY (see max_cached_files, max_opens; logged once a "
 			 "minute)",
 			 err == EMFILE ? "EMFILE" : "ENFILE",
 			 (unsigned long long)gw_limits_nofile(), gw_obj_cached());

@@ -516,6 +516,7 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 	struct gw_fh fh;
 	bool has_fh;
 	uint32_t status;
+	int err;
 
 	status = check_share_args(c, a->access, a->deny);
 	if (status != NFS4_OK)
@@ -560,15 +561,11 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 
 	xdr_out_getpos(c->out, &pos);
 	status = nfs4_recov_check(st->recov, clp, a->claim == CLAIM_PREVIOUS);
-	if (status == NFS4_OK) {
-		int err = nfs4_recov_record(st->recov, clp);
-
-		/* short of fds: again later, like any other open */
-		if (err && nfs4_errno(err) == NFS4ERR_DELAY)
-			status = NFS4ERR_DELAY;
-		else if (err)
-			status = c->minor ? NFS4ERR_SERVERFAULT : NFS4ERR_RESOURCE;
-	}
+	if (status == NFS4_OK && (err = nfs4_recov_record(st->recov, clp)))
+		/* short of fds (DELAY): again later, like any other open */
+		status = nfs4_errno(err) == NFS4ERR_DELAY ? NFS4ERR_DELAY
+			 : c->minor			  ? NFS4ERR_SERVERFAULT
+							  : NFS4ERR_RESOURCE;
 	if (status == NFS4_OK)
 		status = open_file(c, a, &r);
 	if (status == NFS4_OK)

@@ -70,6 +70,7 @@ lt_check "RLIMIT_NOFILE is $LIMIT" grep -q "^Max open files *$LIMIT *$LIMIT " \
 lt_check "the fd budget is logged at start" \
 	grep -q "fd budget: RLIMIT_NOFILE $LIMIT: reserve 512 + max_connections 94 x 1 + max_cached_files 23 x 2 + max_opens 16 x 3" \
 	"$NFS_LOG"
+lt_log "$(grep -o "fd budget: .*" "$NFS_LOG")"
 nfs_run_checks "auto" 600 python3 "$top_srcdir/tests/lt_fd_budget.py" run "$NFS_PORT" \
 	"$NFS_PID" "$LIMIT" "$NFILES" auto
 lt_check "stats: OPENs past max_opens counted" nfs_stat_at_least state_opens_refused 1
@@ -87,5 +88,7 @@ lt_check "stats: fd_exhausted counted" nfs_stat_at_least fd_exhausted 1
 lt_check "/metrics: fd_exhausted counted" \
 	metric_at_least 'lacunad_limit_hits_total{limit="fd_exhausted"}' 1
 lt_check "a warning in the log" grep -q "out of file descriptors (EMFILE" "$NFS_LOG"
+lt_log "$(grep -m1 -o "out of file descriptors.*" "$NFS_LOG")"
+lt_log "stats: $(grep -E "^(fd_exhausted|cached_files|state_opens_refused) " "$LT_TMP/stats" | tr '\n' ' ')"
 nfs_stop
 lt_done
