@@ -196,6 +196,8 @@ struct gw_stats {
 	atomic_ullong rdma_inline_replies, rdma_reply_chunk_replies, rdma_errors;
 	/* RDMA connection requests rejected for max_rdma_connections(_per_client) */
 	atomic_ullong rdma_conns_refused;
+	/* fds still short after dropping idle cached files: NFS4ERR_DELAY (gw_fd.c) */
+	atomic_ullong fd_exhausted;
 };
 
 struct gw_srv {
@@ -328,6 +330,12 @@ void gw_obj_sweep(void);
 void gw_obj_flush_pseudo(void);
 /* Drop every object of @xp from the cache (its mount was replaced); NULL: the pseudo directories */
 void gw_obj_flush_xport(const struct gw_xport *xp);
+/* Keep at most @n objects cached (max_cached_files; those held by others stay). */
+void gw_obj_set_max(unsigned int n);
+/* Objects cached now. */
+size_t gw_obj_cached(void);
+/* Drop every cached file object nobody else holds (short of fds); how many. */
+unsigned int gw_obj_shed(void);
 /* stat of the object (pseudo directories get a synthetic one). */
 int gw_obj_stat(struct gw_srv *s, struct gw_obj *o, struct stat *st);
 int gw_obj_statfs(struct gw_obj *o, struct statfs *sf);
@@ -340,6 +348,31 @@ static inline bool gw_obj_is_pseudo(const struct gw_obj *o)
 {
 	return o->xp == NULL;
 }
+
+/* ---------------------------------------------------------------- fd budget (gw_fd.c) */
+
+/*
+ * Run @call, an fd-making call of the NFS path (an fd, or -1 and errno),
+ * and once more when the process or the system is out of fds, after
+ * dropping the idle cached objects; if it fails for want of fds again,
+ * count and log it. errno stays that of the call.
+ */
+#define GW_FD_RETRY(call)                               \
+	__extension__({                                 \
+		int gw_fd_ = (call);                    \
+		if (gw_fd_ < 0 && gw_fd_shed(errno)) {  \
+			gw_fd_ = (call);                \
+			if (gw_fd_ < 0)                 \
+				gw_fd_exhausted(errno); \
+		}                                       \
+		gw_fd_;                                 \
+	})
+/* @err is EMFILE or ENFILE: drop the idle cached objects and say so (errno kept). */
+bool gw_fd_shed(int err);
+/* After the retry: count (fd_exhausted) and log, if @err is EMFILE or ENFILE (errno kept). */
+void gw_fd_exhausted(int err);
+/* Size the object cache from @l and RLIMIT_NOFILE; @log: say the fd budget. */
+void gw_fd_budget_apply(const struct gw_limits *l, bool log);
 
 /* ---------------------------------------------------------------- credentials (gw_cred.c) */
 

@@ -53,6 +53,8 @@ static const struct {
 	{ "max_sessions", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_sessions) },
 	{ "max_reply_cache", GW_LIM_SIZE, GW_REPLY_CACHE_MIN, GW_REPLY_CACHE_MAX,
 	  offsetof(struct gw_limits, max_reply_cache) },
+	{ "max_cached_files", GW_LIM_AUTO_COUNT, 0, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_cached_files) },
 	{ "max_opens", GW_LIM_AUTO_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_opens) },
 	{ "max_opens_per_client", GW_LIM_COUNT, 1, GW_STATE_MAX,
 	  offsetof(struct gw_limits, max_opens_client) },
@@ -85,6 +87,7 @@ void gw_limits_default(struct gw_limits *l)
 		.max_unconfirmed = GW_UNCONFIRMED_DEFAULT,
 		.max_sessions = GW_SESSIONS_DEFAULT,
 		.max_reply_cache = GW_REPLY_CACHE_DEFAULT,
+		.max_cached_files = 0,
 		.max_opens = 0,
 		.max_opens_client = GW_OPENS_CLIENT_DEFAULT,
 		.max_lock_owners = GW_LOCK_OWNERS_DEFAULT,
@@ -159,15 +162,31 @@ unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile)
 	return gw_clamp(n, GW_CONNS_MIN, GW_CONNS_MAX);
 }
 
-unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile)
+/* The fds left after the reserve and the connections (gw_limits.h) */
+static uint64_t gw_fds_after_conns(const struct gw_limits *l, uint64_t nofile)
 {
 	uint64_t used = GW_FD_RESERVE + (uint64_t)gw_limits_max_conns(l, nofile);
-	uint64_t n;
+
+	return nofile > used ? nofile - used : 0;
+}
+
+unsigned int gw_limits_max_cached_files(const struct gw_limits *l, uint64_t nofile)
+{
+	if (l->max_cached_files)
+		return l->max_cached_files;
+	return gw_clamp(gw_fds_after_conns(l, nofile) / GW_CACHED_FILES_AUTO_DIV,
+			GW_CACHED_FILES_MIN, GW_CACHED_FILES_MAX);
+}
+
+unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile)
+{
+	uint64_t left = gw_fds_after_conns(l, nofile);
+	uint64_t cache = (uint64_t)gw_limits_max_cached_files(l, nofile) * GW_CACHED_FILE_FDS;
 
 	if (l->max_opens)
 		return l->max_opens;
-	n = nofile > used ? (nofile - used) / GW_OPEN_FDS : 0;
-	return gw_clamp(n, GW_OPENS_MIN, GW_STATE_MAX);
+	return gw_clamp(left > cache ? (left - cache) / GW_OPEN_FDS : 0, GW_OPENS_MIN,
+			GW_STATE_MAX);
 }
 
 uint64_t gw_limits_nofile(void)

@@ -17,7 +17,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* fds kept for everything but connections (files, pools, exports, logs) */
+/*
+ * The fd budget of RLIMIT_NOFILE (docs/lacunad.conf.5.md, LIMITS), each
+ * "auto" taking its share of what the ones before it leave:
+ *
+ *   reserve           GW_FD_RESERVE: pools, exports, logs, listeners and
+ *                     the fds an op holds only while it runs (READDIR,
+ *                     COMMIT, I/O without an open)
+ *   max_connections   (nofile - reserve) / 2, one fd each
+ *   max_cached_files  left / 4, where left = nofile - reserve -
+ *                     max_connections: up to two fds each, so half of left
+ *   max_opens         (left - 2 * max_cached_files) / 3, three fds each
+ *
+ * so that connections + 2 x cached files + 3 x opens <= nofile - reserve
+ * when the three are auto and not raised by their minimums.
+ */
 #define GW_FD_RESERVE 512
 /* max_connections = auto: this share of the fds left after the reserve */
 #define GW_CONNS_AUTO_DIV 2
@@ -48,7 +62,12 @@
 #define GW_REPLY_CACHE_MIN (64u * 1024)
 #define GW_REPLY_CACHE_MAX (1024u * 1024 * 1024)
 #define GW_STATE_MAX 1000000
-/* max_opens = auto: the fds left after the reserve and max_connections, by the most an open holds */
+/* max_cached_files = auto: this share of the fds left after the reserve and connections */
+#define GW_CACHED_FILES_AUTO_DIV 4
+#define GW_CACHED_FILE_FDS 2 /* the most a cached file object holds */
+#define GW_CACHED_FILES_MIN 16
+#define GW_CACHED_FILES_MAX 8192 /* auto never goes past it */
+/* max_opens = auto: the fds the cache leaves of those, by the most an open holds */
 #define GW_OPEN_FDS 3
 #define GW_OPENS_MIN 16
 #define GW_OPENS_CLIENT_DEFAULT 16384
@@ -75,6 +94,7 @@ struct gw_limits {
 	unsigned int max_unconfirmed;  /* NFSv4 client records not confirmed yet */
 	unsigned int max_sessions;     /* NFSv4.1+ sessions in all */
 	uint32_t max_reply_cache;      /* bytes of session slots' reply caches in all */
+	unsigned int max_cached_files; /* file objects kept open; 0: auto, from RLIMIT_NOFILE */
 	unsigned int max_opens;	       /* open stateids in all; 0: auto, from RLIMIT_NOFILE */
 	unsigned int max_opens_client; /* open stateids per client */
 	unsigned int max_lock_owners;  /* lock-owners in all */
@@ -94,11 +114,13 @@ void gw_limits_default(struct gw_limits *l);
 int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
 
 /* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 22
+#define GW_LIMITS_N 23
 int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */
 unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile);
+/* max_cached_files in force for a process allowed @nofile fds. */
+unsigned int gw_limits_max_cached_files(const struct gw_limits *l, uint64_t nofile);
 /* max_opens in force for a process allowed @nofile fds. */
 unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile);
 /* The RLIMIT_NOFILE soft limit lacunad runs with (GW_CONNS_MAX if unlimited). */

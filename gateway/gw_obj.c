@@ -6,11 +6,14 @@
  *
  * The cache is a hash table keyed by handle bytes with an LRU list; it
  * holds one reference on each object and evicts the least recently used
- * objects nobody else holds once it has more than GW_OBJ_CACHE_MAX.
- * Every cached file object costs one or two fds, and an fd keeps a file
- * that was removed meanwhile (and its blocks) alive: objects nobody used
- * for GW_OBJ_IDLE seconds are dropped by gw_obj_sweep(), as nfsd's file
- * cache closes idle files.
+ * objects nobody else holds once it has more than max_cached_files
+ * (gw_obj_set_max(), from the fd budget of gw_limits.h). Every cached
+ * file object costs one or two fds, and an fd keeps a file that was
+ * removed meanwhile (and its blocks) alive: objects nobody used for
+ * GW_OBJ_IDLE seconds are dropped by gw_obj_sweep(), as nfsd's file
+ * cache closes idle files. When an open fails for want of fds all the
+ * same (EMFILE, ENFILE), gw_obj_shed() drops every object nobody holds
+ * and the open is tried once more (GW_FD_RETRY, gw_fd.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +31,10 @@
 #include "log.h"
 
 #define GW_OBJ_BUCKETS 8192
-#define GW_OBJ_CACHE_MAX 8192
 #define GW_OBJ_IDLE 3 /* seconds */
+
+/* max_cached_files in force */
+static atomic_uint cache_max = GW_CACHED_FILES_MAX;
 
 static struct {
 	pthread_mutex_t lock;
@@ -164,6 +169,7 @@ static struct gw_obj *cache_insert(struct gw_obj *o)
 {
 	struct gw_obj *old;
 	struct obj_ext *e;
+	size_t max;
 
 	o->hash = fh_hash(o->fh.data, o->fh.len);
 	pthread_mutex_lock(&cache.lock);
@@ -180,7 +186,8 @@ static struct gw_obj *cache_insert(struct gw_obj *o)
 	o->lru = now_s();
 	cache.count++;
 	/* evict from the cold end what only the cache holds */
-	for (e = lru_head.prev; cache.count > GW_OBJ_CACHE_MAX && e != &lru_head;) {
+	max = atomic_load_explicit(&cache_max, memory_order_relaxed);
+	for (e = lru_head.prev; cache.count > max && e != &lru_head;) {
 		struct obj_ext *prev = e->prev;
 
 		if (atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1)
@@ -209,6 +216,40 @@ void gw_obj_fini(void)
 	while (lru_head.next != &lru_head)
 		cache_remove_locked(&lru_head.next->obj);
 	pthread_mutex_unlock(&cache.lock);
+}
+
+void gw_obj_set_max(unsigned int n)
+{
+	atomic_store_explicit(&cache_max, n ? n : 1, memory_order_relaxed);
+}
+
+size_t gw_obj_cached(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&cache.lock);
+	n = cache.count;
+	pthread_mutex_unlock(&cache.lock);
+	return n;
+}
+
+unsigned int gw_obj_shed(void)
+{
+	unsigned int n = 0;
+	struct obj_ext *e;
+
+	pthread_mutex_lock(&cache.lock);
+	for (e = lru_head.prev; e != &lru_head;) {
+		struct obj_ext *prev = e->prev;
+
+		if (e->obj.xp && atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1) {
+			cache_remove_locked(&e->obj);
+			n++;
+		}
+		e = prev;
+	}
+	pthread_mutex_unlock(&cache.lock);
+	return n;
 }
 
 void gw_obj_sweep(void)
@@ -319,12 +360,12 @@ static struct gw_obj *export_root(struct gw_srv *s, struct gw_xport *xp, int *er
 	*err = 0;
 	if (o)
 		return o;
-	fd = fcntl(xp->fd, F_DUPFD_CLOEXEC, 3);
+	fd = GW_FD_RETRY(fcntl(xp->fd, F_DUPFD_CLOEXEC, 3));
 	if (fd < 0) {
 		*err = -errno;
 		return NULL;
 	}
-	bfd = xp->bfd == xp->fd ? fd : fcntl(xp->bfd, F_DUPFD_CLOEXEC, 3);
+	bfd = xp->bfd == xp->fd ? fd : GW_FD_RETRY(fcntl(xp->bfd, F_DUPFD_CLOEXEC, 3));
 	if (bfd < 0) {
 		*err = -errno;
 		close(fd);
@@ -362,7 +403,7 @@ static int open_served(struct gw_xport *xp, const char *rel, const struct stat *
 {
 	struct stat st;
 
-	*fd = openat(xp->fd, *rel ? rel : ".", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	*fd = GW_FD_RETRY(openat(xp->fd, *rel ? rel : ".", O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (*fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? -ESTALE : -errno;
 	if (fstat(*fd, &st) < 0 || st.st_ino != bst->st_ino ||
@@ -415,7 +456,7 @@ static int open_by_lfs_handle(struct gw_xport *xp, const struct file_handle *h,
 			     (unsigned int)h->handle_type);
 	for (i = 0; i < h->handle_bytes; i++)
 		n += (size_t)snprintf(name + n, sizeof(name) - n, "%02x", b[i]);
-	*fd = openat(xp->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	*fd = GW_FD_RETRY(openat(xp->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (*fd < 0)
 		return errno == ENOENT || errno == ESTALE ? -ESTALE : -errno;
 	if (fstat(*fd, &st) < 0 || st.st_ino != bst->st_ino ||
@@ -444,7 +485,7 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 	h.fh.handle_bytes = (unsigned int)(len - GW_FH_HDR);
 	h.fh.handle_type = (int)xdr_get_u32(fh + 8);
 	memcpy(h.fh.f_handle, fh + GW_FH_HDR, len - GW_FH_HDR);
-	bfd = open_by_handle_at(xp->hfd, &h.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	bfd = GW_FD_RETRY(open_by_handle_at(xp->hfd, &h.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (bfd < 0)
 		return errno == EINVAL ? -EBADF : errno == ENOENT ? -ESTALE : -errno;
 	if (fstat(bfd, &bst) < 0) {
@@ -561,7 +602,7 @@ static int lookup_file(struct gw_obj *dir, const char *name, struct gw_obj **out
 	int fd, bfd, err, tries;
 
 	for (tries = 0;; tries++) {
-		fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = GW_FD_RETRY(openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 		if (fd < 0)
 			return -errno;
 		if (fstat(fd, &st) < 0) {
@@ -574,7 +615,7 @@ static int lookup_file(struct gw_obj *dir, const char *name, struct gw_obj **out
 			bst = st;
 			break;
 		}
-		bfd = openat(dir->bfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		bfd = GW_FD_RETRY(openat(dir->bfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 		if (bfd < 0) {
 			err = -errno;
 			close(fd);
@@ -690,7 +731,7 @@ int gw_obj_open(struct gw_obj *o, int flags)
 	if (gw_obj_is_pseudo(o))
 		return -EISDIR;
 	gw_obj_procpath(o, path);
-	fd = open(path, flags | O_CLOEXEC);
+	fd = GW_FD_RETRY(open(path, flags | O_CLOEXEC));
 	if (fd < 0)
 		return errno == ENOENT ? -ESTALE : -errno;
 	return fd;

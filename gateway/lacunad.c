@@ -130,6 +130,7 @@ static void reload(void)
 		log_err("reload: exports could not be opened, keeping the configuration in use");
 		return;
 	}
+	gw_fd_budget_apply(&cfg->limits, false);
 	pthread_rwlock_unlock(&gw.cfg_lock);
 	gw_config_free(old);
 	log_init("lacunad", !cli.foreground, cfg->log_level);
@@ -179,6 +180,7 @@ static void write_stats(const char *path)
 		gw.stats.state_opens_refused, gw.stats.state_locks_refused,
 		gw.stats.state_unconfirmed_evicted, gw.stats.reply_cache_short,
 		(unsigned long long)ss.reply_cache);
+	fprintf(f, "fd_exhausted %llu\ncached_files %zu\n", gw.stats.fd_exhausted, gw_obj_cached());
 	fprintf(f, "drc_hits %llu\n", gw.stats.drc_hits);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
@@ -330,6 +332,7 @@ int main(int argc, char *argv[])
 
 	umask(0); /* modes come from the clients, as sent */
 	raise_nofile();
+	gw_fd_budget_apply(&cfg->limits, true);
 	gw.plain_write = getenv("LACUNA_TEST_PLAIN_WRITE") &&
 			 !strcmp(getenv("LACUNA_TEST_PLAIN_WRITE"), "1");
 	if (gw.plain_write)

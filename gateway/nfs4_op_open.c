@@ -191,7 +191,7 @@ static uint32_t create_file(struct nfs4_compound *c, struct open_args *a, struct
 	if (a->createmode != EXCLUSIVE4 && nfs4_bm_isset(&a->sattr.mask, FATTR4_MODE))
 		mode = a->sattr.mode & 07777;
 	for (tries = 0;; tries++) {
-		fd = openat(dir->fd, a->name, flags | O_CREAT | O_EXCL, mode);
+		fd = GW_FD_RETRY(openat(dir->fd, a->name, flags | O_CREAT | O_EXCL, mode));
 		if (fd >= 0) {
 			r->created = true;
 			break;
@@ -201,7 +201,7 @@ static uint32_t create_file(struct nfs4_compound *c, struct open_args *a, struct
 		if (a->createmode == GUARDED4)
 			return NFS4ERR_EXIST;
 		/* it exists: UNCHECKED4 opens it, EXCLUSIVE4* look at the verifier */
-		fd = openat(dir->fd, a->name, flags);
+		fd = GW_FD_RETRY(openat(dir->fd, a->name, flags));
 		if (fd >= 0)
 			break;
 		if (errno != ENOENT || tries == 2)
@@ -516,6 +516,7 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 	struct gw_fh fh;
 	bool has_fh;
 	uint32_t status;
+	int err;
 
 	status = check_share_args(c, a->access, a->deny);
 	if (status != NFS4_OK)
@@ -560,8 +561,11 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 
 	xdr_out_getpos(c->out, &pos);
 	status = nfs4_recov_check(st->recov, clp, a->claim == CLAIM_PREVIOUS);
-	if (status == NFS4_OK && nfs4_recov_record(st->recov, clp))
-		status = c->minor ? NFS4ERR_SERVERFAULT : NFS4ERR_RESOURCE;
+	if (status == NFS4_OK && (err = nfs4_recov_record(st->recov, clp)))
+		/* short of fds (DELAY): again later, like any other open */
+		status = nfs4_errno(err) == NFS4ERR_DELAY ? NFS4ERR_DELAY
+			 : c->minor			  ? NFS4ERR_SERVERFAULT
+							  : NFS4ERR_RESOURCE;
 	if (status == NFS4_OK)
 		status = open_file(c, a, &r);
 	if (status == NFS4_OK)

@@ -137,7 +137,7 @@ static int rd_peek(const struct gw_obj *dir, const char *name, struct gw_obj *o)
 	struct stat st;
 	int fd, mnt_id, err;
 
-	fd = openat(dir->bfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = GW_FD_RETRY(openat(dir->bfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0)
 		return -errno;
 	h.fh.handle_bytes = GW_FH_HANDLE_MAX;

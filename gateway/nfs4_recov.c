@@ -350,7 +350,8 @@ static int write_file(struct nfs4_recov *r, const char *file, const uint8_t *buf
 	int fd, err = 0;
 
 	snprintf(tmp, sizeof(tmp), "tmp-%s", file);
-	fd = openat(r->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = GW_FD_RETRY(
+		openat(r->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
 	if (fd < 0)
 		return -errno;
 	while (off < len) {

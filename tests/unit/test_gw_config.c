@@ -1404,7 +1404,42 @@ static void test_limits(void **state)
 	/* auto: half of what the reserve leaves, never below the minimum */
 	assert_int_equal(gw_limits_max_conns(&cfg->limits, 20000), (20000 - GW_FD_RESERVE) / 2);
 	assert_int_equal(gw_limits_max_conns(&cfg->limits, 100), GW_CONNS_MIN);
+	/*
+	 * the fd budget: of 4608 fds, 512 reserved, (4608 - 512) / 2 = 2048
+	 * connections, a quarter of the 2048 left = 512 cached files (1024
+	 * fds), and the 1024 fds after them / 3 = 341 opens
+	 */
+	assert_int_equal(cfg->limits.max_cached_files, 0); /* auto */
+	assert_int_equal(gw_limits_max_conns(&cfg->limits, 4608), 2048);
+	assert_int_equal(gw_limits_max_cached_files(&cfg->limits, 4608), 512);
+	assert_int_equal(gw_limits_max_opens(&cfg->limits, 4608), 341);
+	assert_true(2048 + 512 * GW_CACHED_FILE_FDS + 341 * GW_OPEN_FDS <= 4608 - GW_FD_RESERVE);
+	/* 1024 fds: 256 connections, 64 cached files, (256 - 128) / 3 = 42 opens */
+	assert_int_equal(gw_limits_max_cached_files(&cfg->limits, 1024), 64);
+	assert_int_equal(gw_limits_max_opens(&cfg->limits, 1024), 42);
+	/* 700 fds: 94 connections, 94 / 4 = 23 cached files, (94 - 46) / 3 = 16 opens */
+	assert_int_equal(gw_limits_max_cached_files(&cfg->limits, 700), 23);
+	assert_int_equal(gw_limits_max_opens(&cfg->limits, 700), 16);
+	/* the minimums where nothing is left, the cache's maximum where plenty is */
+	assert_int_equal(gw_limits_max_cached_files(&cfg->limits, 100), GW_CACHED_FILES_MIN);
+	assert_int_equal(gw_limits_max_opens(&cfg->limits, 100), GW_OPENS_MIN);
+	assert_int_equal(gw_limits_max_cached_files(&cfg->limits, 1048576), GW_CACHED_FILES_MAX);
+	assert_int_equal(gw_limits_max_opens(&cfg->limits, 1048576),
+			 (1048576 - GW_FD_RESERVE - (1048576 - GW_FD_RESERVE) / 2 -
+			  GW_CACHED_FILES_MAX * GW_CACHED_FILE_FDS) /
+				 GW_OPEN_FDS);
 	gw_config_free(cfg);
+
+	/* set by hand: max_opens takes what max_cached_files leaves; 0 is auto */
+	cfg = load_ok("max_connections = 100\nmax_cached_files = 200\n/s *\n");
+	assert_int_equal(gw_limits_max_cached_files(&cfg->limits, 4608), 200);
+	assert_int_equal(gw_limits_max_opens(&cfg->limits, 4608), (4608 - 512 - 100 - 400) / 3);
+	gw_config_free(cfg);
+	cfg = load_ok("max_cached_files = 0\nmax_opens = 50\n/s *\n");
+	assert_int_equal(cfg->limits.max_cached_files, 0);
+	assert_int_equal(gw_limits_max_opens(&cfg->limits, 4608), 50);
+	gw_config_free(cfg);
+	load_fails("max_cached_files = 0x\n/s *\n", 1, "max_cached_files");
 
 	cfg = load_ok("max_connections = 200\nmax_connections_per_client = 50\n"
 		      "idle_timeout = 0\nrecord_timeout = 3\nsend_timeout = 4\nstop_timeout = 30\n"
