@@ -122,24 +122,35 @@ static bool gw_conn_idle(const struct gw_conn *c)
 	       c->spill_off == c->spill_len;
 }
 
+static unsigned int gw_addr_open(const struct gw_addr *a)
+{
+	return a->conns - a->closing;
+}
+
 /*
  * The idle connection to close, of address @a (NULL: of anyone) and not
- * @keep: the one idle the longest of those that never carried a whole
- * request, else the one idle the longest.
+ * @keep. Of anyone: one of the address holding the most connections, so
+ * that a flood from a few addresses costs those addresses their own
+ * connections and not a newcomer that has not sent its first call yet.
+ * Within an address: the one idle the longest of those that never
+ * carried a whole request, else the one idle the longest (gw_tcp.all is
+ * in order of last activity, the oldest first).
  */
 static struct gw_conn *gw_tcp_oldest_idle(const struct gw_addr *a, const struct gw_conn *keep)
 {
 	struct gw_conn *c, *old = NULL;
+	unsigned int n, old_n = 0;
 	struct gw_list *l;
 
 	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = l->next) {
 		c = gw_conn_of(l, all);
 		if (c == keep || !gw_conn_idle(c) || (a && c->addr != a))
 			continue;
-		if (!c->used)
-			return c;
-		if (!old)
+		n = c->addr ? gw_addr_open(c->addr) : 0;
+		if (!old || n > old_n || (n == old_n && old->used && !c->used)) {
 			old = c;
+			old_n = n;
+		}
 	}
 	return old;
 }
@@ -189,7 +200,7 @@ int gw_tcp_limits_admit(struct gw_conn *c)
 	 * connections closing do not count: many may close in one batch of
 	 * completions, and their fds go when it ends (GW_FD_RESERVE covers them)
 	 */
-	if (a->conns - a->closing > gw_tcp.lim.max_conns_client) {
+	if (gw_addr_open(a) > gw_tcp.lim.max_conns_client) {
 		ret = gw_tcp_make_room(c, a, "max_connections_per_client");
 		if (ret)
 			return ret;

@@ -12,7 +12,10 @@
 #  - idle: 1200 connections that send nothing from 8 addresses, lacunad
 #    allowed 1024 fds: max_connections (auto: 256 of them) and
 #    max_connections_per_client (50) close the idle ones first, the
-#    rest go after idle_timeout; lacunad never runs out of fds
+#    rest go after idle_timeout; lacunad never runs out of fds; a
+#    connection from another address made just before the flood, whose
+#    first call comes once the server is full, is answered (the flooding
+#    addresses' connections are closed to make room, not the newcomer)
 #  - noread: 40 connections each sending 200 1 MiB READs and reading no
 #    reply: max_requests_per_client and send_timeout; lacunad's RSS
 #    stays under LT_LIMITS_RSS_MIB (default 300)

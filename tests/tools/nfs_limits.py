@@ -249,7 +249,20 @@ def close_all(socks):
 
 def attack_idle(args, measure):
     addrs = ["127.0.1.%d" % i for i in range(1, 9)]
-    socks = open_many(args, args.idle_conns, addrs)
+    # a newcomer from an address of its own that has not sent its first
+    # call when the flood arrives: the flood must cost the flooding
+    # addresses their connections, not this one
+    # (it calls once 400 have come, more than max_connections: well
+    # within idle_timeout)
+    newcomer = Conn(args.host, args.port, PROBER_ADDR, 20.0)
+    first = min(400, args.idle_conns)
+    socks = open_many(args, first, addrs)
+    try:
+        newcomer_ok = newcomer.null()
+    except (OSError, EOFError, ValueError) as e:
+        newcomer_ok = repr(e)
+    newcomer.close()
+    socks += open_many(args, args.idle_conns - first, addrs)
     fds = [fd_count(args.pid)]
     for _ in range(int(args.duration)):
         time.sleep(1)
@@ -257,6 +270,8 @@ def attack_idle(args, measure):
     measure()
     close_all(socks)
     print("# idle: %d connections made; lacunad's fds at most %d" % (len(socks), max(fds)))
+    if newcomer_ok is not True:
+        return "a connection made before the flood lost its NULL call: %s" % newcomer_ok
     if max(fds) > args.fds:
         return "lacunad held %d fds, over %d" % (max(fds), args.fds)
     return None
