@@ -26,8 +26,9 @@
  * inode's range lock exclusively over what it changes (a write over its
  * bytes, or from 0 to EOF on an O_APPEND file whose offset the backing
  * filesystem decides; fallocate over its range; a size change over
- * [min(old, new), EOF); copy_file_range over the destination, with the
- * source shared), so that the sparse read, which holds it shared, never
+ * [min(old, new), EOF); copy_file_range, and the clone ioctl of
+ * lfs_clone.c, over the destination, with the source shared:
+ * lfs_lock_pair), so that the sparse read, which holds it shared, never
  * sees half of a change.
  *
  * Set-id bits: a write, truncate or O_TRUNC open of a file with set-user-id

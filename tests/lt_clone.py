@@ -38,11 +38,6 @@ OP_ILLEGAL = 10044
 A_SUPPORTED_ATTRS, A_CLONE_BLKSIZE = 0, 77
 
 
-def clone(src_off, dst_off, count, src_sid=ANON_STATEID, dst_sid=ANON_STATEID):
-    """CLONE (SAVED_FH: the source, CURRENT_FH: the destination)"""
-    return ("CLONE", src_sid + dst_sid + u64(src_off) + u64(dst_off) + u64(count))
-
-
 def clone_op(nfs, src_fh, dst_fh, src_off, dst_off, count, **kw):
     st, r = nfs.call([putfh(src_fh), noargs("SAVEFH"), putfh(dst_fh),
                       clone(src_off, dst_off, count, **kw)])
