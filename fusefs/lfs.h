@@ -39,6 +39,7 @@ struct lfs {
 	struct fuse_session *se;     /* for the kernel cache notifications */
 	uint32_t write_unit;	     /* see struct lacuna_info */
 	uint32_t write_unit_aligned; /* see struct lacuna_info */
+	uint64_t clone_blksize;	     /* see struct lacuna_info; 0: no reflink */
 };
 
 extern struct lfs lfs;
@@ -73,6 +74,9 @@ int lfs_do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *
 void lfs_unref_inode(struct lfs_inode *inode, uint64_t n);
 void lfs_release_inode(struct lfs_inode *inode);
 int lfs_reopen(struct lfs_inode *inode, int flags);
+struct file_handle;
+/* The regular file a backing handle names, with one lookup the caller drops (lfs_unref_inode) */
+int lfs_handle_inode(struct file_handle *fh, struct lfs_inode **out);
 void lfs_proc_path(char *buf, size_t len, int fd);
 
 void lfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
@@ -103,6 +107,17 @@ void lfs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 void lfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 
 /* lfs_ops_file.c */
+/* [start, start + len) as a lock range, saturating at RL_EOF */
+uint64_t lfs_range_end(uint64_t start, uint64_t len);
+/*
+ * Lock [s0, s1) of src shared and [d0, d1) of dst exclusive (a change to
+ * dst, counted as writes are), in the inodes' address order; when src is
+ * dst, one exclusive range over both (never two ranges of one lock).
+ */
+void lfs_lock_pair(struct lfs_inode *src, struct rl_range *rs, uint64_t s0, uint64_t s1,
+		   struct lfs_inode *dst, struct rl_range *rd, uint64_t d0, uint64_t d1);
+void lfs_unlock_pair(struct lfs_inode *src, struct rl_range *rs, struct lfs_inode *dst,
+		     struct rl_range *rd);
 int lfs_setsize(fuse_req_t req, struct lfs_inode *inode, struct fuse_file_info *fi, off_t size);
 void lfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void lfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -122,6 +137,10 @@ void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 void lfs_op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op);
 void lfs_ioctl_write(fuse_req_t req, fuse_ino_t ino, struct lfs_file *f, unsigned int cmd,
 		     const void *in_buf);
+
+/* lfs_clone.c */
+void lfs_clone_probe(void);
+void lfs_ioctl_clone(fuse_req_t req, fuse_ino_t ino, struct lfs_file *f, const void *in_buf);
 
 /* lfs_devio.c */
 int lfs_devio_setup(struct fuse_session *se);

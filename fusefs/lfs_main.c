@@ -478,6 +478,7 @@ int main(int argc, char *argv[])
 		goto out_fdcache;
 	}
 	lfs_itable_insert(&lfs.itable, &lfs.root, 1);
+	lfs_clone_probe();
 
 	if (fuse_opt_add_arg(&args, "-oallow_other,default_permissions,subtype=lacunafs") ||
 	    fuse_opt_add_arg(&args, "-omax_read=" LFS_STR(LFS_MAX_READ)) ||

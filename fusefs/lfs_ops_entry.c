@@ -160,6 +160,22 @@ static int hexval(char c)
 	return -1;
 }
 
+/* An O_PATH fd of the backing file @fh names: open_by_handle_at(2) on the backing directory */
+static int open_handle(struct file_handle *fh)
+{
+	int mfd, fd;
+
+	/* open_by_handle_at() wants a real fd of the filesystem, not O_PATH */
+	mfd = lfs_reopen(&lfs.root, O_RDONLY | O_DIRECTORY);
+	if (mfd < 0)
+		return mfd;
+	fd = open_by_handle_at(mfd, fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	close(mfd);
+	if (fd < 0)
+		return errno == EINVAL || errno == ESTALE ? -ENOENT : -errno;
+	return fd;
+}
+
 /*
  * LACUNA_FH_NAME + hex (see include/lacuna/ioctl.h): the file the backing
  * filesystem's handle names, found by open_by_handle_at(2) on the
@@ -174,7 +190,7 @@ static int lookup_handle(const char *hex, struct fuse_entry_param *e)
 	unsigned char bytes[LACUNA_FH_NAME_BYTES];
 	size_t n = strlen(hex), i;
 	uint32_t type = 0;
-	int mfd, fd, hi, lo;
+	int fd, hi, lo;
 
 	memset(e, 0, sizeof(*e));
 	if (n < 10 || n % 2 || (n - 8) / 2 > LACUNA_FH_NAME_BYTES)
@@ -195,14 +211,9 @@ static int lookup_handle(const char *hex, struct fuse_entry_param *e)
 		bytes[i] = (unsigned char)(hi << 4 | lo);
 	}
 	memcpy(h.fh.f_handle, bytes, h.fh.handle_bytes);
-	/* open_by_handle_at() wants a real fd of the filesystem, not O_PATH */
-	mfd = lfs_reopen(&lfs.root, O_RDONLY | O_DIRECTORY);
-	if (mfd < 0)
-		return mfd;
-	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	close(mfd);
+	fd = open_handle(&h.fh);
 	if (fd < 0)
-		return errno == EINVAL || errno == ESTALE ? -ENOENT : -errno;
+		return fd;
 	memset(&e->attr, 0, sizeof(e->attr));
 	if (lfs_stat_fd(fd, &e->attr) == 0 && S_ISDIR(e->attr.st_mode)) {
 		/* a second name would move the directory's dentry: not for directories */
@@ -210,6 +221,28 @@ static int lookup_handle(const char *hex, struct fuse_entry_param *e)
 		return -EISDIR;
 	}
 	return entry_of_fd(fd, "(by handle)", e);
+}
+
+int lfs_handle_inode(struct file_handle *fh, struct lfs_inode **out)
+{
+	struct fuse_entry_param e;
+	int fd, rc;
+
+	fd = open_handle(fh);
+	if (fd < 0)
+		return fd;
+	memset(&e, 0, sizeof(e));
+	rc = lfs_stat_fd(fd, &e.attr);
+	if (!rc && !S_ISREG(e.attr.st_mode))
+		rc = -EINVAL;
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	rc = entry_of_fd(fd, "(by handle)", &e);
+	if (!rc)
+		*out = lfs_inode_of(e.ino);
+	return rc;
 }
 
 void lfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -26,8 +26,9 @@
  * inode's range lock exclusively over what it changes (a write over its
  * bytes, or from 0 to EOF on an O_APPEND file whose offset the backing
  * filesystem decides; fallocate over its range; a size change over
- * [min(old, new), EOF); copy_file_range over the destination, with the
- * source shared), so that the sparse read, which holds it shared, never
+ * [min(old, new), EOF); copy_file_range, and the clone ioctl of
+ * lfs_clone.c, over the destination, with the source shared:
+ * lfs_lock_pair), so that the sparse read, which holds it shared, never
  * sees half of a change.
  *
  * Set-id bits: a write, truncate or O_TRUNC open of a file with set-user-id
@@ -69,7 +70,7 @@ static bool lfs_has_setid(const struct stat *st)
 }
 
 /* [start, start + len) as a lock range, saturating at RL_EOF */
-static uint64_t lfs_range_end(uint64_t start, uint64_t len)
+uint64_t lfs_range_end(uint64_t start, uint64_t len)
 {
 	return len > RL_EOF - start ? RL_EOF : start + len;
 }
@@ -85,6 +86,29 @@ static void lfs_wunlock(struct lfs_inode *inode, struct rl_range *r)
 	__atomic_fetch_add(&inode->wgen, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&inode->wbusy, 1, __ATOMIC_ACQ_REL);
 	rl_unlock(&inode->rl, r);
+}
+
+void lfs_lock_pair(struct lfs_inode *src, struct rl_range *rs, uint64_t s0, uint64_t s1,
+		   struct lfs_inode *dst, struct rl_range *rd, uint64_t d0, uint64_t d1)
+{
+	if (src == dst) {
+		/* one range over both: never wait for a second range of one lock */
+		lfs_wlock(dst, rd, s0 < d0 ? s0 : d0, s1 > d1 ? s1 : d1);
+	} else if ((uintptr_t)src < (uintptr_t)dst) {
+		lfs_rl_lock(src, rs, s0, s1, RL_SHARED);
+		lfs_wlock(dst, rd, d0, d1);
+	} else {
+		lfs_wlock(dst, rd, d0, d1);
+		lfs_rl_lock(src, rs, s0, s1, RL_SHARED);
+	}
+}
+
+void lfs_unlock_pair(struct lfs_inode *src, struct rl_range *rs, struct lfs_inode *dst,
+		     struct rl_range *rd)
+{
+	if (src != dst)
+		rl_unlock(&src->rl, rs);
+	lfs_wunlock(dst, rd);
 }
 
 /*
@@ -709,26 +733,12 @@ void lfs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		fuse_reply_write(req, 0);
 		return;
 	}
-	if (src == dst) {
-		/* one range over both: never wait for a second range of one lock */
-		uint64_t lo = s0 < d0 ? s0 : d0;
-		uint64_t e0 = lfs_range_end(s0, len), e1 = lfs_range_end(d0, len);
-
-		lfs_wlock(dst, &rd, lo, e0 > e1 ? e0 : e1);
-	} else if ((uintptr_t)src < (uintptr_t)dst) {
-		lfs_rl_lock(src, &rs, s0, lfs_range_end(s0, len), RL_SHARED);
-		lfs_wlock(dst, &rd, d0, lfs_range_end(d0, len));
-	} else {
-		lfs_wlock(dst, &rd, d0, lfs_range_end(d0, len));
-		lfs_rl_lock(src, &rs, s0, lfs_range_end(s0, len), RL_SHARED);
-	}
+	lfs_lock_pair(src, &rs, s0, lfs_range_end(s0, len), dst, &rd, d0, lfs_range_end(d0, len));
 	n = copy_file_range(lfs_file_of(fi_in)->fd, &off_in, lfs_file_of(fi_out)->fd, &off_out, len,
 			    (unsigned int)flags);
 	if (n < 0)
 		n = -errno;
-	if (src != dst)
-		rl_unlock(&src->rl, &rs);
-	lfs_wunlock(dst, &rd);
+	lfs_unlock_pair(src, &rs, dst, &rd);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

@@ -357,6 +357,7 @@ static void lfs_ioctl_info(fuse_req_t req, const void *in_buf)
 	info.conns_max = LFS_CTL_CONNS_MAX;
 	info.write_unit = lfs.write_unit;
 	info.write_unit_aligned = lfs.write_unit_aligned;
+	info.clone_blksize = lfs.clone_blksize;
 	info.daemon_pid = (uint64_t)getpid();
 	snprintf(info.ctl_path, sizeof(info.ctl_path), "%s", lfs.ctl_path);
 	fuse_reply_ioctl(req, 0, &info, sizeof(info));
@@ -370,6 +371,7 @@ static bool lfs_ioctl_known(unsigned int cmd)
 	case LACUNA_IOC_SPARSE_READ_INLINE:
 	case LACUNA_IOC_WRITE:
 	case LACUNA_IOC_WRITE_INLINE:
+	case LACUNA_IOC_CLONE_RANGE:
 		return true;
 	default:
 		return false;
@@ -420,7 +422,8 @@ void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  size_t in_bufsz, size_t out_bufsz)
 {
 	struct lfs_inode *inode = lfs_inode_of(ino);
-	bool write = cmd == LACUNA_IOC_WRITE || cmd == LACUNA_IOC_WRITE_INLINE;
+	bool write = cmd == LACUNA_IOC_WRITE || cmd == LACUNA_IOC_WRITE_INLINE ||
+		     cmd == LACUNA_IOC_CLONE_RANGE;
 	int accmode;
 
 	if (cmd == FS_IOC_GETFLAGS || cmd == FS_IOC_FSGETXATTR) {
@@ -453,7 +456,9 @@ void lfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	if (write)
+	if (cmd == LACUNA_IOC_CLONE_RANGE)
+		lfs_ioctl_clone(req, ino, lfs_file_of(fi), in_buf);
+	else if (write)
 		lfs_ioctl_write(req, ino, lfs_file_of(fi), cmd, in_buf);
 	else if (cmd == LACUNA_IOC_SPARSE_READ)
 		lfs_ioctl_sparse(req, inode, lfs_file_of(fi), in_buf, in_bufsz);

@@ -92,6 +92,8 @@ struct gw_xport {
 	int bfd;       /* O_PATH of back_path (== fd for a plain export) */
 	int hfd;       /* back_path opened O_RDONLY: open_by_handle_at() refuses O_PATH */
 	struct lacuna_client *lc; /* sparse reads into gw.pool through lacunafs, or NULL */
+	/* CLONE's granularity (lacunafs's LACUNA_IOC_INFO), 0: no reflink there (__atomic) */
+	uint64_t clone_blksize;
 	uint64_t fsid_major, fsid_minor;
 	struct gw_fh root_fh;
 	uint64_t root_ino; /* fileid of the export root */
@@ -189,6 +191,8 @@ struct gw_stats {
 	atomic_ullong write_atomic, write_fallback;
 	/* COPY: bytes of data written, of holes copied; replies short of the count asked */
 	atomic_ullong copy_data_bytes, copy_hole_bytes, copy_short;
+	/* CLONE: clones made, bytes they shared; refused where the export cannot reflink */
+	atomic_ullong clone_ops, clone_bytes, clone_refused;
 	/* RPC-over-RDMA: connections; bytes pulled with RDMA Read (read chunks),
 	 * pushed into write chunks and reply chunks; replies by way of each;
 	 * RDMA_ERROR replies sent */

@@ -145,6 +145,28 @@ static int make_root_fh(struct gw_xport *xp, struct stat *st)
 	return 0;
 }
 
+/*
+ * CLONE's granularity on @xp: the block size of its backing filesystem
+ * when lacunafs can reflink there (LACUNA_IOC_INFO), else 0 (ext4, a
+ * plain directory, a lacunafs without the clone ioctl).
+ */
+static void xport_clone_probe(struct gw_xport *xp)
+{
+	struct lacuna_info info;
+	uint64_t blk = 0;
+	int fd;
+
+	fd = open(xp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (lacuna_is_lacunafs(fd, &info))
+			blk = info.clone_blksize;
+		close(fd);
+	}
+	if (blk > UINT32_MAX)
+		blk = 0; /* clone_blksize is a uint32_t on the wire */
+	__atomic_store_n(&xp->clone_blksize, blk, __ATOMIC_RELEASE);
+}
+
 static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 {
 	char real[PATH_MAX], mnt[PATH_MAX], type[PATH_MAX], src[PATH_MAX];
@@ -228,6 +250,7 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 		err = open_sparse_client(xp, &xp->lc);
 		if (err)
 			return err;
+		xport_clone_probe(xp);
 	}
 	log_info("export %s%s%s (id %08x)", real, xp->lacunafs ? ": lacunafs over " : "",
 		 xp->lacunafs ? xp->back_path : ": plain directory, sparse reads not atomic",
@@ -465,6 +488,7 @@ static int xport_revive(struct gw_xport *xp)
 		return err;
 	}
 	open_sparse_client(xp, &lc);
+	xport_clone_probe(xp);
 	retire_fd(xp->fd);
 	retire_fd(xp->hfd);
 	retire_fd(xp->bfd);

@@ -112,6 +112,12 @@ static void render_io(FILE *f, const struct gw_stats *st)
 	mx_two(f, "lacunad_writes_total", "counter",
 	       "WRITEs applied under one hold of lacunafs's range lock (atomic) or not", "atomic",
 	       "yes", ld(&st->write_atomic), "no", ld(&st->write_fallback));
+	counter(f, "lacunad_clone_ops_total", "CLONEs made (reflinks through lacunafs)",
+		ld(&st->clone_ops));
+	counter(f, "lacunad_clone_bytes_total", "File bytes shared by CLONE", ld(&st->clone_bytes));
+	counter(f, "lacunad_clone_refused_total",
+		"CLONEs refused (NOTSUPP) where the backing filesystem cannot reflink",
+		ld(&st->clone_refused));
 }
 
 static void render_conns(FILE *f, const struct gw_stats *st)

@@ -190,6 +190,8 @@ static void write_stats(const char *path)
 		gw.stats.write_fallback);
 	fprintf(f, "copy_data_bytes %llu\ncopy_hole_bytes %llu\ncopy_short %llu\n",
 		gw.stats.copy_data_bytes, gw.stats.copy_hole_bytes, gw.stats.copy_short);
+	fprintf(f, "clone_ops %llu\nclone_bytes %llu\nclone_refused %llu\n", gw.stats.clone_ops,
+		gw.stats.clone_bytes, gw.stats.clone_refused);
 	fprintf(f,
 		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
 		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"

@@ -78,6 +78,8 @@
 #define SUPP1_WORD2 W2(FATTR4_SUPPATTR_EXCLCREAT)
 /* RFC 7862 and 8276 (4.2) */
 #define SUPP2_WORD2 W2(FATTR4_XATTR_SUPPORT)
+/* RFC 7862, where the export can reflink (gw_xport.clone_blksize) */
+#define CLONE_WORD2 W2(FATTR4_CLONE_BLKSIZE)
 
 #define WRITABLE_WORD0 W0(FATTR4_SIZE)
 #define WRITABLE_WORD1                                                 \
@@ -107,6 +109,21 @@ void nfs4_attr_supported(uint32_t minor, struct nfs4_bitmap *bm)
 	}
 	if (minor >= 2)
 		bm->w[2] |= SUPP2_WORD2;
+}
+
+/* CLONE's granularity on @o's export, 0 where CLONE is NOTSUPP */
+static uint32_t clone_blksize_of(const struct gw_obj *o)
+{
+	return o->xp ? (uint32_t)__atomic_load_n(&o->xp->clone_blksize, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* What is supported on @o's filesystem: clone_blksize only where CLONE works */
+static void attr_supported_obj(const struct nfs4_compound *c, const struct gw_obj *o,
+			       struct nfs4_bitmap *bm)
+{
+	nfs4_attr_supported(c->minor, bm);
+	if (c->minor >= 2 && clone_blksize_of(o))
+		bm->w[2] |= CLONE_WORD2;
 }
 
 void nfs4_attr_writable(struct nfs4_bitmap *bm)
@@ -311,7 +328,7 @@ static void enc_value(struct xdr_out *out, const struct attr_src *a, unsigned in
 
 	switch (attr) {
 	case FATTR4_SUPPORTED_ATTRS:
-		nfs4_attr_supported(a->c->minor, &bm);
+		attr_supported_obj(a->c, a->o, &bm);
 		nfs4_enc_bitmap(out, &bm);
 		break;
 	case FATTR4_TYPE:
@@ -432,6 +449,9 @@ static void enc_value(struct xdr_out *out, const struct attr_src *a, unsigned in
 		nfs4_attr_exclcreat(&bm);
 		nfs4_enc_bitmap(out, &bm);
 		break;
+	case FATTR4_CLONE_BLKSIZE:
+		xdr_enc_u32(out, clone_blksize_of(a->o));
+		break;
 	case FATTR4_XATTR_SUPPORT:
 		xdr_enc_bool(out, !gw_obj_is_pseudo(a->o)); /* user xattrs, through lacunafs */
 		break;
@@ -450,7 +470,7 @@ uint32_t nfs4_enc_fattr(struct nfs4_compound *c, struct xdr_out *out, struct gw_
 	memset(&a, 0, sizeof(a));
 	a.c = c;
 	a.o = o;
-	nfs4_attr_supported(c->minor, &bm);
+	attr_supported_obj(c, o, &bm);
 	bm_and(&bm, req);
 	bm.w[1] &= ~WRITEONLY_WORD1;
 
@@ -686,7 +706,7 @@ uint32_t nfs4_attr_compare(struct nfs4_compound *c, struct gw_obj *o, struct xdr
 	if (nfs4_dec_attrmask(x, &bm, &beyond) ||
 	    xdr_dec_opaque(x, &vals, &vlen, NFS4_ATTRLIST_MAX))
 		return NFS4ERR_BADXDR;
-	nfs4_attr_supported(c->minor, &supp);
+	attr_supported_obj(c, o, &supp);
 	if (beyond || bm_outside(&bm, &supp))
 		return NFS4ERR_ATTRNOTSUPP;
 	if (nfs4_bm_isset(&bm, FATTR4_RDATTR_ERROR) || nfs4_attr_check_get(&bm) != NFS4_OK)

@@ -62,6 +62,8 @@ NFS4_OP(deallocate);
 NFS4_OP(copy);
 NFS4_OP(offload_status);
 NFS4_OP(offload_cancel);
+/* nfs4_op_clone.c (4.2) */
+NFS4_OP(clone);
 
 /* nfs4_op_xattr.c (4.2, RFC 8276) */
 NFS4_OP(getxattr);

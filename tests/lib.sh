@@ -76,10 +76,12 @@ lt_timeout() {
 	return $rc
 }
 
-# lt_make_fs TYPE NAME [SIZE]: make a TYPE (ext4|xfs) filesystem on a loop
-# image, mount it at $LT_TMP/NAME and set LT_FS to that path.
+# lt_make_fs TYPE NAME [SIZE [MKFS-OPTIONS...]]: make a TYPE (ext4|xfs)
+# filesystem on a loop image (mkfs given MKFS-OPTIONS, e.g. -m reflink=1),
+# mount it at $LT_TMP/NAME and set LT_FS to that path.
 lt_make_fs() {
 	local type=$1 name=$2 size=${3:-1G} img dir
+	shift $(($# < 3 ? $# : 3))
 	img="$LT_TMP/$name.img"
 	dir="$LT_TMP/$name"
 	case $type in
@@ -89,8 +91,8 @@ lt_make_fs() {
 	esac
 	truncate -s "$size" "$img" || lt_hard "truncate $img"
 	case $type in
-	ext4) mkfs.ext4 -q -F "$img" >/dev/null 2>&1 || lt_hard "mkfs.ext4 $img" ;;
-	xfs) mkfs.xfs -q -f "$img" >/dev/null 2>&1 || lt_hard "mkfs.xfs $img" ;;
+	ext4) mkfs.ext4 -q -F "$@" "$img" >/dev/null 2>&1 || lt_hard "mkfs.ext4 $* $img" ;;
+	xfs) mkfs.xfs -q -f "$@" "$img" >/dev/null 2>&1 || lt_hard "mkfs.xfs $* $img" ;;
 	esac
 	mkdir -p "$dir"
 	mount -o loop "$img" "$dir" || lt_skip "cannot mount a loop device here"

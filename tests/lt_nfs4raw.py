@@ -439,6 +439,11 @@ def copy(src_off, dst_off, count, src_sid=ANON_STATEID, dst_sid=ANON_STATEID,
             u32(int(consecutive)) + u32(int(synchronous)) + u32(len(sources)) + nl)
 
 
+def clone(src_off, dst_off, count, src_sid=ANON_STATEID, dst_sid=ANON_STATEID):
+    """CLONE (SAVED_FH: the source, CURRENT_FH: the destination)"""
+    return ("CLONE", src_sid + dst_sid + u64(src_off) + u64(dst_off) + u64(count))
+
+
 SETXATTR4_EITHER, SETXATTR4_CREATE, SETXATTR4_REPLACE = 0, 1, 2
 
 

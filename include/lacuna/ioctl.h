@@ -137,7 +137,13 @@ struct lacuna_info {
 	 */
 	uint32_t write_unit;
 	uint32_t write_unit_aligned;
-	uint64_t reserved[1];
+	/*
+	 * out: the granularity of LACUNA_IOC_CLONE_RANGE (the backing
+	 * filesystem's block size), 0 when the backing filesystem cannot
+	 * reflink (ext4, XFS made without reflink=1): then the ioctl answers
+	 * EOPNOTSUPP. A daemon older than the clone ioctl leaves it 0.
+	 */
+	uint64_t clone_blksize;
 };
 
 /*
@@ -196,6 +202,47 @@ struct lacuna_write_inline {
  */
 #define LACUNA_FH_NAME ".lacuna-fh-"
 #define LACUNA_FH_NAME_BYTES 112
+
+/*
+ * The clone: LACUNA_IOC_CLONE_RANGE, issued on the destination (open for
+ * writing), makes [dst_offset, dst_offset + length) of it share the
+ * backing blocks of [src_offset, src_offset + length) of the source
+ * (FICLONERANGE on the backing files: a reflink, no data copied), length
+ * 0 meaning "to the end of the source". The source is named by its backing
+ * filesystem's handle (name_to_handle_at(2): handle_type, handle_bytes and
+ * the f_handle bytes), as the LACUNA_FH_NAME lookup names files; the
+ * caller must be allowed to read it (the daemon opens it with the
+ * caller's identity). Both ranges are held under the inodes' range locks
+ * (the source shared, the destination exclusive; one exclusive range over
+ * both when they are one file), so a sparse read of either sees the clone
+ * whole or not at all, and no write through the mount lands in the source
+ * range while it is cloned.
+ *
+ * Offsets and length must be multiples of lacuna_info.clone_blksize,
+ * except a length reaching the source's end; anything else is EINVAL, as
+ * FICLONERANGE has it. EOPNOTSUPP: the backing filesystem cannot reflink;
+ * EACCES: the caller may not read the source; ENOENT/ESTALE: no such file;
+ * EINVAL: the source is not a regular file, or the ranges overlap in one file.
+ */
+struct lacuna_clone {
+	/* in */
+	uint32_t size;	  /* sizeof(struct lacuna_clone) */
+	uint32_t version; /* LACUNA_ABI_VERSION */
+	uint32_t flags;	  /* must be 0 */
+	uint32_t handle_type;
+	uint32_t handle_bytes; /* at most LACUNA_FH_NAME_BYTES */
+	uint32_t in_pad;       /* must be 0 */
+	uint8_t handle[LACUNA_FH_NAME_BYTES];
+	uint64_t src_offset;
+	uint64_t dst_offset;
+	uint64_t length; /* 0: to the end of the source */
+	/* out */
+	uint64_t cloned;    /* bytes cloned (the whole range) */
+	uint64_t file_size; /* the destination's size right after, under the lock */
+	uint64_t reserved[4];
+};
+
+#define LACUNA_IOC_CLONE_RANGE _IOWR(LACUNA_IOC_MAGIC, 6, struct lacuna_clone)
 
 /* Control socket messages */
 #define LACUNA_CTL_REGISTER 1 /* memfd attached; answer carries the token */

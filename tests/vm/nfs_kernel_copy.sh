@@ -15,10 +15,11 @@
 # - with copy_file_range(2) of the whole file (python3
 #   os.copy_file_range, continued while short): COPYs whose range spans
 #   the holes, which lacunad must keep as holes itself;
-# - with plain `cp`: coreutils 9.1 copies a sparse file with SEEK and
-#   read/write (after a CLONE that lacunad refuses: its copy_file_range
-#   is for files without holes), so this one only checks the bytes and
-#   logs what went over the wire.
+# - with plain `cp`: coreutils 9.1 first asks for a CLONE (made on the
+#   XFS export where it reflinks, refused on ext4), else copies a sparse
+#   file with SEEK and read/write (its copy_file_range is for files
+#   without holes), so this one only checks the bytes and logs what went
+#   over the wire.
 #
 # On ext4 the same is done with a 1 GiB image, 90% holes (100 data runs
 # of 1 MiB at scattered 4 KiB-aligned offsets, one in each 10 MiB), made on
