@@ -4,6 +4,7 @@
  * a time, against lacunad's RDMA port, and checks the server survives.
  *
  *   rdma_hostile HOST [PORT]        (PORT defaults to 20049)
+ *   rdma_hostile --conn-limit N HOST [PORT]
  *
  * Operation
  * ---------
@@ -47,6 +48,21 @@
  *                     accepted with RFC 8166 defaults and a NULL call
  *                     answered
  *
+ * With --conn-limit N, only this case runs, against a server that
+ * allows N RDMA connections from us (max_rdma_connections_per_client,
+ * or max_rdma_connections with nobody else connected), 1 to 64:
+ *   conn_limit        N connections open and answer NULL calls; the
+ *                     request for one more is refused (rejected, or
+ *                     dropped before its NULL call is answered) and the
+ *                     N still answer; once one of them is closed a new
+ *                     connection is accepted (tried every 250 ms while
+ *                     the server lets the closed one go, for up to
+ *                     30 s) and answers, and one more is refused again.
+ *                     The first of the N, opened first and checked
+ *                     last, is the bystander. Its last line,
+ *                     "rejected=R dropped=D", counts the requests the
+ *                     server rejected and those it dropped at once.
+ *
  * Output: one line per case, "ok CASE: what happened" or
  * "FAIL CASE: ...". Exit status 0 when every case passed and the server
  * is alive at the end, 1 otherwise, 2 usage, 77 when no RDMA device
@@ -56,7 +72,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rdma_peer.h"
 #include "xdr.h"
@@ -491,20 +509,177 @@ static int alive(char *m)
 	return rc ? rp_msgf(m, "%s", e) : 0;
 }
 
+/* ------------------------------------------------------------ conn_limit */
+
+#define LIMIT_MAX 64
+#define LIMIT_RETRY_MS 250
+#define LIMIT_RETRIES 120 /* 30 s for the server to let a closed connection go */
+
+static unsigned int lim_rejected, lim_dropped;
+
+/*
+ * One more connection: 0 when it is open and answers a NULL call, 1 when
+ * the server refused it (rejected, or dropped before answering), -ENODEV
+ * without RDMA, -1 otherwise; @p stays open only on 0.
+ */
+static int lim_try(struct rp_peer *p, char *m)
+{
+	char e[RP_MSG_MAX];
+	int rc = rp_open_good(p, RP_RECV_SZ, e);
+
+	if (!rc && !rp_null_call(p, e))
+		return 0;
+	if (rc == -ECONNREFUSED) {
+		lim_rejected++;
+		rp_msgf(m, "%s", e);
+		rc = 1;
+	} else if (!rc && !p->connected) {
+		lim_dropped++;
+		rp_msgf(m, "accepted, then %s", e);
+		rc = 1;
+	} else {
+		rp_msgf(m, "%s", e);
+		rc = rc == -ENODEV ? -ENODEV : -1;
+	}
+	rp_close(p);
+	return rc;
+}
+
+/* Every one of @c[0..@n) answers a NULL call. */
+static int lim_all_answer(struct rp_peer *c, unsigned int n, char *m)
+{
+	char e[RP_MSG_MAX];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (rp_null_call(&c[i], e))
+			return rp_msgf(m, "connection %u%s: %s", i + 1, i ? "" : " (the bystander)",
+				       e);
+	return 0;
+}
+
+/* The request for connection @n + 1 is refused. */
+static int lim_refused(unsigned int n, char *m)
+{
+	struct rp_peer p;
+	char e[RP_MSG_MAX];
+	int rc = lim_try(&p, e);
+
+	if (rc == 1) {
+		rp_msgf(m, "%s", e);
+		return 0;
+	}
+	if (!rc) {
+		rp_close(&p);
+		return rp_msgf(m,
+			       "connection %u accepted and answered a NULL call: the limit of %u "
+			       "is not enforced",
+			       n + 1, n);
+	}
+	return rp_msgf(m, "connection %u: %s", n + 1, e);
+}
+
+static int case_conn_limit(unsigned int n, char *m)
+{
+	struct rp_peer c[LIMIT_MAX];
+	char e[RP_MSG_MAX];
+	unsigned int nopen, tries;
+	int rc, ret = -1;
+
+	for (nopen = 0; nopen < n; nopen++) {
+		rc = lim_try(&c[nopen], e);
+		if (rc == -ENODEV && !nopen) {
+			rp_msgf(m, "%s", e);
+			return -ENODEV;
+		}
+		if (rc) {
+			rp_msgf(m, "connection %u of the %u allowed: %s", nopen + 1, n, e);
+			goto out;
+		}
+	}
+	if (lim_refused(n, e)) {
+		rp_msgf(m, "%u connections open; %s", n, e);
+		goto out;
+	}
+	rp_msgf(m, "%u connections open; connection %u refused (%s)", n, n + 1, e);
+	if (lim_all_answer(c, n, e)) {
+		rp_appendf(m, "; but then %s", e);
+		goto out;
+	}
+	rp_appendf(m, "; the %u still answer", n);
+	/* the last one closed: its place is free once the server let it go */
+	rp_close(&c[--nopen]);
+	for (tries = 1;; tries++) {
+		rc = lim_try(&c[nopen], e);
+		if (!rc)
+			break;
+		if (rc < 0 || tries == LIMIT_RETRIES) {
+			rp_appendf(m, "; one closed, but no new connection in %u tries: %s", tries,
+				   e);
+			goto out;
+		}
+		usleep(LIMIT_RETRY_MS * 1000);
+	}
+	nopen++;
+	rp_appendf(m, "; one closed, a new one accepted (try %u)", tries);
+	if (lim_refused(n, e)) {
+		rp_appendf(m, "; but then %s", e);
+		goto out;
+	}
+	rp_appendf(m, "; connection %u refused again", n + 1);
+	if (lim_all_answer(c, n, e)) {
+		rp_appendf(m, "; but then %s", e);
+		goto out;
+	}
+	ret = 0;
+out:
+	while (nopen)
+		rp_close(&c[--nopen]);
+	return ret;
+}
+
+static int conn_limit_main(const char *arg)
+{
+	char m[RP_MSG_MAX], *end;
+	unsigned long n = strtoul(arg, &end, 10);
+	int rc;
+
+	if (*end || n < 1 || n > LIMIT_MAX) {
+		fprintf(stderr, "rdma_hostile: --conn-limit: 1 to %d, not %s\n", LIMIT_MAX, arg);
+		return 2;
+	}
+	rc = case_conn_limit((unsigned int)n, m);
+	if (rc == -ENODEV) {
+		printf("SKIP: no RDMA here (%s)\n", m);
+		return 77;
+	}
+	printf("%s conn_limit: %s\n", rc ? "FAIL" : "ok", m);
+	printf("rejected=%u dropped=%u\n", lim_rejected, lim_dropped);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	char m[RP_MSG_MAX], e[RP_MSG_MAX];
 	struct rp_peer p, by;
 	unsigned int i, failed = 0;
+	const char *limit = NULL;
 	int rc;
 
+	if (argc > 2 && !strcmp(argv[1], "--conn-limit")) {
+		limit = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 2 || argc > 3 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: rdma_hostile HOST [PORT]\n");
+		fprintf(stderr, "usage: rdma_hostile [--conn-limit N] HOST [PORT]\n");
 		return 2;
 	}
 	rp_host = argv[1];
 	rp_port = argc > 2 ? argv[2] : DEFAULT_PORT;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (limit)
+		return conn_limit_main(limit);
 
 	rc = rp_open_good(&p, RP_RECV_SZ, e);
 	if (rc == -ENODEV) {
