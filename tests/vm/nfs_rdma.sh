@@ -57,7 +57,8 @@
 #
 # Then the RDMA connection limits, on a second lacunad in the guest
 # (ports 2050 and 20050, nobody else connected, so the kernel client's
-# mounts stay out of it), started twice: with
+# mounts stay out of it; it pins a buffer pool of its own, so this VM has
+# 2560 MiB), started twice: with
 # max_rdma_connections_per_client = 4 and with max_rdma_connections = 3.
 # Against each, `rdma_hostile --conn-limit N` opens the N connections
 # allowed, is refused the next one while the N still answer NULL calls,
@@ -397,7 +398,6 @@ limits() {
 	{
 		echo "listen = 0.0.0.0:2050"
 		echo "threads = 1"
-		echo "max_record = 64K" # (its pool, registered whole, stays small)
 		echo "stats_file = $d/stats"
 		echo "state_dir = $d/state"
 		echo "rdma = yes"
@@ -414,6 +414,8 @@ limits() {
 	timeout -k 10 300 rdma_hostile --conn-limit "$n" "$RG_SERVER" 20050 \
 		>"$RG_DIR/limit-$t.out" 2>&1
 	r "${t}_rc" $?
+	# (each lacunad pins its 544 MiB buffer pool)
+	r "${t}_memavail" "$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)"
 	sleep 1.5
 	r "${t}_refused_1" "$(awk '$1 == "rdma_conns_refused" { print $2 }' "$d/stats")"
 	kill -TERM "$pid"
@@ -472,7 +474,8 @@ step done
 GUEST
 
 t0=$SECONDS
-"$RG" run --proto "$LT_RDMA_PROTO" --dir "$share" --timeout 900 \
+# 2560 MiB: the limits' second lacunad pins a 544 MiB pool beside the first's
+"$RG" run --proto "$LT_RDMA_PROTO" --dir "$share" --mem 2560 --timeout 900 \
 	-- env BIG_MIB="$BIG_MIB" NDIR="$NDIR" bash "$share/checks.sh" \
 	>"$LT_TMP/out" 2>"$LT_TMP/err"
 rc=$?
@@ -649,6 +652,7 @@ if [ "$LT_RDMA_PROTO" = rdma ]; then
 			esac
 		done <"$share/limit-$t.out"
 		lt_check_eq "$w: rdma_hostile --conn-limit $n exits 0" 0 "$(val "${t}_rc")"
+		lt_log "$w: the guest's MemAvailable with two lacunad: $(val "${t}_memavail") MiB"
 		rej=$(sed -n 's/^rejected=\([0-9]*\) .*/\1/p' "$share/limit-$t.out")
 		a=$(val "${t}_refused_0") b=$(val "${t}_refused_1")
 		lt_check "$w: rdma_conns_refused grew by the requests rejected ($a to $b; $rej rejected, at least 2)" \
