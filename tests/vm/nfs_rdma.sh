@@ -55,6 +55,17 @@
 # writes and reads a new file, lacunad runs, and its log shows a refused
 # transport header and a failed RDMA Read or Write.
 #
+# Then the RDMA connection limits, on a second lacunad in the guest
+# (ports 2050 and 20050, nobody else connected, so the kernel client's
+# mounts stay out of it; it pins a buffer pool of its own, so this VM has
+# 2560 MiB), started twice: with
+# max_rdma_connections_per_client = 4 and with max_rdma_connections = 3.
+# Against each, `rdma_hostile --conn-limit N` opens the N connections
+# allowed, is refused the next one while the N still answer NULL calls,
+# and after closing one is accepted again (and refused the one after);
+# lacunad's rdma_conns_refused must grow by the refusals rdma_hostile
+# counted, its log name the limit, and it must exit 0 on SIGTERM.
+#
 # Then a guest process holds an open file and an fcntl lock on a vers=4.2
 # proto=rdma mount while lacunad is killed (-9) and started again: the
 # client reclaims both in the grace period, the holder's write and read
@@ -378,6 +389,46 @@ hostile() {
 	r h_lacunad "$(kill -0 "$RG_LACUNAD_PID" 2>/dev/null && echo yes || echo no)"
 }
 
+# ---- max_rdma_connections(_per_client): a second lacunad with small limits
+# limits TAG N SETTING: rdma_hostile --conn-limit N against it
+limits() {
+	local t=$1 n=$2 d=/tmp/lim-$1 pid i st
+	step "limits $t: a second lacunad with $3"
+	mkdir -p "$d"
+	{
+		echo "listen = 0.0.0.0:2050"
+		echo "threads = 1"
+		echo "stats_file = $d/stats"
+		echo "state_dir = $d/state"
+		echo "rdma = yes"
+		echo "rdma_port = 20050"
+		echo "$3"
+		echo "$RG_EXPORT 10.77.0.0/24(rw,no_root_squash)"
+	} >"$d/lacunad.conf"
+	setsid lacunad --config "$d/lacunad.conf" -f </dev/null >"$RG_DIR/lacunad-$t.log" 2>&1 &
+	pid=$!
+	_rg_wait_tcp 2050 "$pid" && r "${t}_up" ok
+	_rg_wait_rdma 20050 "$pid" || sleep 2
+	sleep 1.5 # (the stats file is rewritten every second)
+	r "${t}_refused_0" "$(awk '$1 == "rdma_conns_refused" { print $2 }' "$d/stats")"
+	timeout -k 10 300 rdma_hostile --conn-limit "$n" "$RG_SERVER" 20050 \
+		>"$RG_DIR/limit-$t.out" 2>&1
+	r "${t}_rc" $?
+	# (each lacunad pins its 544 MiB buffer pool)
+	r "${t}_memavail" "$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)"
+	sleep 1.5
+	r "${t}_refused_1" "$(awk '$1 == "rdma_conns_refused" { print $2 }' "$d/stats")"
+	kill -TERM "$pid"
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+	wait "$pid"
+	st=$?
+	r "${t}_exit" "$st"
+}
+
 pass v42 4.2
 pass v41 4.1
 # what the kernel client's traffic took (the stats file is rewritten every second)
@@ -393,7 +444,11 @@ r v1_rx "$(cat /sys/class/net/v1/statistics/rx_bytes)"
 client
 . "$RG_DIR/uniform.sh"
 uniform u --replies 1000
-[ "$RG_PROTO" = rdma ] && hostile
+if [ "$RG_PROTO" = rdma ]; then
+	hostile
+	limits lp 4 "max_rdma_connections_per_client = 4"
+	limits la 3 "max_rdma_connections = 3"
+fi
 # the client keeps its open file and lock across a crash of lacunad
 step "grace: mount vers=4.2 proto=$RG_PROTO"
 if rg_mount 4.2 "$m"; then
@@ -419,7 +474,8 @@ step done
 GUEST
 
 t0=$SECONDS
-"$RG" run --proto "$LT_RDMA_PROTO" --dir "$share" --timeout 900 \
+# 2560 MiB: the limits' second lacunad pins a 544 MiB pool beside the first's
+"$RG" run --proto "$LT_RDMA_PROTO" --dir "$share" --mem 2560 --timeout 900 \
 	-- env BIG_MIB="$BIG_MIB" NDIR="$NDIR" bash "$share/checks.sh" \
 	>"$LT_TMP/out" 2>"$LT_TMP/err"
 rc=$?
@@ -545,6 +601,11 @@ for l in extents holes; do
 done
 lt_check_eq "client: rm -rf of the files and copies" ok "$(val cl_cleanup)"
 
+# grew_by A B N: whole numbers, N at least 2 and B = A + N
+grew_by() {
+	[[ $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ ]] && [ "$3" -ge 2 ] &&
+		[ $(($2 - $1)) = "$3" ]
+}
 # hostile peers beside a working kernel mount
 if [ "$LT_RDMA_PROTO" = rdma ]; then
 	lt_check_eq "hostile: vers=4.2 proto=rdma mount" ok "$(val h_mount)"
@@ -578,6 +639,31 @@ if [ "$LT_RDMA_PROTO" = rdma ]; then
 	lt_check "hostile: lacunad's log shows a failed RDMA Read or Write (bad handles)" \
 		grep -qE "rdma: connection [0-9]*: (RDMA Read of xid .* failed|RDMA (Read|Write) failed)" \
 		"$share/lacunad.log"
+	# max_rdma_connections(_per_client), on a second lacunad
+	for l in "lp 4 max_rdma_connections_per_client" "la 3 max_rdma_connections"; do
+		read -r t n k <<<"$l"
+		w="$k = $n"
+		lt_check_eq "$w: a second lacunad serves on ports 2050 and 20050" ok "$(val "${t}_up")"
+		while IFS= read -r line; do
+			case $line in
+			"ok "*:*) lt_ok "$w: rdma_hostile ${line#ok }" ;;
+			"FAIL "*) lt_fail "$w: rdma_hostile ${line#FAIL }" ;;
+			*) lt_log "$w: rdma_hostile: $line" ;;
+			esac
+		done <"$share/limit-$t.out"
+		lt_check_eq "$w: rdma_hostile --conn-limit $n exits 0" 0 "$(val "${t}_rc")"
+		lt_log "$w: the guest's MemAvailable with two lacunad: $(val "${t}_memavail") MiB"
+		rej=$(sed -n 's/^rejected=\([0-9]*\) .*/\1/p' "$share/limit-$t.out")
+		a=$(val "${t}_refused_0") b=$(val "${t}_refused_1")
+		lt_check "$w: rdma_conns_refused grew by the requests rejected ($a to $b; $rej rejected, at least 2)" \
+			grew_by "$a" "$b" "$rej"
+		lt_check "$w: lacunad's log names the limit" \
+			grep -q "rdma: connection from .* refused: $k reached" "$share/lacunad-$t.log"
+		lt_check_eq "$w: lacunad exits 0 on SIGTERM" 0 "$(val "${t}_exit")"
+		if [ "$(val "${t}_rc")" != 0 ]; then
+			tail -n 30 "$share/lacunad-$t.log" | sed "s/^/# lacunad ($w): /"
+		fi
+	done
 	# the kernel client's passes used every way a call and a reply can travel
 	for k in rdma_conns rdma_read_chunk_bytes rdma_write_chunk_bytes \
 		rdma_reply_chunk_replies rdma_inline_replies; do
