@@ -160,7 +160,7 @@ for c in "${CASE_LIST[@]}"; do
 		nb_die "vm.sh prepare --kernel $k failed ($rc)"
 	}
 	PREPARED[$k]=1
-	nb_log "kernel $k: $(bash "$VM_SH" info --kernel "$k" 2>/dev/null | head -n 1)"
+	nb_log "kernel $k: $(bash "$VM_SH" info --kernel "$k" 2>/dev/null | sed -n 's/^kernel_release=//p')"
 done
 
 # ---- the world
@@ -220,7 +220,7 @@ srv() {
 	sleep 0.2
 	awk '$1 == "read_plus_data_bytes" { d = $2 } $1 == "read_plus_hole_bytes" { h = $2 }
 		$1 == "op" && $2 == "READ" { r = $3 } $1 == "op" && $2 == "READ_PLUS" { rp = $3 }
-		END { print d + 0, h + 0, r + 0, rp + 0 }' "$SHARE/stats"
+		END { printf "%.0f %.0f %.0f %.0f\n", d, h, r, rp }' "$SHARE/stats"
 }
 for f in $FILES; do
 	r "${f}_size" "$(stat -c %s "$m/$f")"
