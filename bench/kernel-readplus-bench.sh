@@ -294,7 +294,7 @@ for c in "${CASE_LIST[@]}"; do
 			op=READ
 			o=0
 		fi
-		RESULT_ROWS+=("| $c | ${kind:-$k} | $v | $f | $op | $med | $(nb_calc "$SIZE_B / $med / 1000000") | ${d[o]} | ${d[o + 1]} | ${d[o + 2]} | ${d[6]} | ${d[7]} |")
+		RESULT_ROWS+=("| $c | ${kind:-$k} | $v | $f | $op | $med | $(awk -v b="$SIZE_B" -v t="$med" 'BEGIN { printf "%.1f", b / t / 1e6 }') | ${d[o]} | ${d[o + 1]} | ${d[o + 2]} | ${d[6]} | ${d[7]} |")
 		nb_log "case $c: $f: dd $times s; per dd: READ ${d[0]} ops ${d[2]} B received," \
 			"READ_PLUS ${d[3]} ops ${d[5]} B received; lacunad READ ${d[8]}, READ_PLUS ${d[9]} ops"
 	done
