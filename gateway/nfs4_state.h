@@ -118,10 +118,6 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
  */
 void nfs4_state_io_done(struct gw_srv *s, int fd, bool fd_owned);
 
-/* Is there a lock conflicting with I/O of [off, off+len) by @sid's owner? (NFS4ERR_LOCKED) */
-uint32_t nfs4_state_check_lock(struct nfs4_compound *c, const struct nfs4_stateid *sid,
-			       struct gw_obj *o, uint64_t off, uint64_t len, bool write);
-
 /* Is the server in its grace period (nfs4_recov.h)? */
 bool nfs4_state_in_grace(struct gw_srv *s);
 /* Every transport is up: the grace period's time runs from now (nfs4_recov_serving) */
