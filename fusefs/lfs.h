@@ -107,8 +107,6 @@ void lfs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 void lfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 
 /* lfs_ops_file.c */
-/* [start, start + len) as a lock range, saturating at RL_EOF */
-uint64_t lfs_range_end(uint64_t start, uint64_t len);
 /*
  * Lock [s0, s1) of src shared and [d0, d1) of dst exclusive (a change to
  * dst, counted as writes are), in the inodes' address order; when src is

@@ -70,7 +70,7 @@ static bool lfs_has_setid(const struct stat *st)
 }
 
 /* [start, start + len) as a lock range, saturating at RL_EOF */
-uint64_t lfs_range_end(uint64_t start, uint64_t len)
+static uint64_t lfs_range_end(uint64_t start, uint64_t len)
 {
 	return len > RL_EOF - start ? RL_EOF : start + len;
 }
