@@ -162,14 +162,34 @@ static void cache_remove_locked(struct gw_obj *o)
 }
 
 /*
+ * Evict from the cold end what only the cache holds until at most @keep
+ * objects are left; @files_only: leave the pseudo directories. How many.
+ */
+static unsigned int cache_trim_locked(size_t keep, bool files_only)
+{
+	unsigned int n = 0;
+	struct obj_ext *e;
+
+	for (e = lru_head.prev; cache.count > keep && e != &lru_head;) {
+		struct obj_ext *prev = e->prev;
+
+		if ((e->obj.xp || !files_only) &&
+		    atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1) {
+			cache_remove_locked(&e->obj);
+			n++;
+		}
+		e = prev;
+	}
+	return n;
+}
+
+/*
  * Insert @o (one reference, the caller's) unless an object with the same
  * handle got there first: then @o is dropped and that one is returned.
  */
 static struct gw_obj *cache_insert(struct gw_obj *o)
 {
 	struct gw_obj *old;
-	struct obj_ext *e;
-	size_t max;
 
 	o->hash = fh_hash(o->fh.data, o->fh.len);
 	pthread_mutex_lock(&cache.lock);
@@ -185,15 +205,7 @@ static struct gw_obj *cache_insert(struct gw_obj *o)
 	lru_front((struct obj_ext *)o);
 	o->lru = now_s();
 	cache.count++;
-	/* evict from the cold end what only the cache holds */
-	max = atomic_load_explicit(&cache_max, memory_order_relaxed);
-	for (e = lru_head.prev; cache.count > max && e != &lru_head;) {
-		struct obj_ext *prev = e->prev;
-
-		if (atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1)
-			cache_remove_locked(&e->obj);
-		e = prev;
-	}
+	cache_trim_locked(atomic_load_explicit(&cache_max, memory_order_relaxed), false);
 	pthread_mutex_unlock(&cache.lock);
 	return o;
 }
@@ -235,19 +247,10 @@ size_t gw_obj_cached(void)
 
 unsigned int gw_obj_shed(void)
 {
-	unsigned int n = 0;
-	struct obj_ext *e;
+	unsigned int n;
 
 	pthread_mutex_lock(&cache.lock);
-	for (e = lru_head.prev; e != &lru_head;) {
-		struct obj_ext *prev = e->prev;
-
-		if (e->obj.xp && atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1) {
-			cache_remove_locked(&e->obj);
-			n++;
-		}
-		e = prev;
-	}
+	n = cache_trim_locked(0, true);
 	pthread_mutex_unlock(&cache.lock);
 	return n;
 }
