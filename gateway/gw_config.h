@@ -80,6 +80,7 @@ struct gw_opts {
 	bool rw;
 	bool root_squash; /* uid/gid 0 -> anonuid/anongid */
 	bool all_squash;  /* every uid/gid -> anonuid/anongid */
+	bool secure;	  /* AUTH_SYS only from source ports below 1024 */
 	uint32_t anonuid;
 	uint32_t anongid;
 	enum gw_sec sec[GW_SEC_MAX]; /* in the order given, for SECINFO */

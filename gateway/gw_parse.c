@@ -436,6 +436,7 @@ void gw_opts_default(struct gw_opts *o)
 		.rw = false,
 		.root_squash = true,
 		.all_squash = false,
+		.secure = true,
 		.anonuid = GW_ANON_ID,
 		.anongid = GW_ANON_ID,
 		.sec = { GW_SEC_SYS },
@@ -446,7 +447,6 @@ void gw_opts_default(struct gw_opts *o)
 /* Options of Linux's exports(5) that lacunad does not take. */
 static const char *const linux_only[] = {
 	"sync",		  "async",
-	"secure",	  "insecure",
 	"subtree_check",  "no_subtree_check",
 	"wdelay",	  "no_wdelay",
 	"hide",		  "nohide",
@@ -460,7 +460,7 @@ static const char *const linux_only[] = {
 	"uuid",
 };
 
-enum opt_group { OG_ACCESS, OG_ROOT, OG_ALL, OG_ANONUID, OG_ANONGID, OG_SEC, OG_FSID, OG_N };
+enum opt_group { OG_ACCESS, OG_ROOT, OG_ALL, OG_SECURE, OG_ANONUID, OG_ANONGID, OG_SEC, OG_FSID, OG_N };
 
 /* Which option of each group a list gave, to catch contradictions. */
 struct opt_seen {
@@ -548,6 +548,7 @@ static int parse_one_opt(char *text, struct gw_opts *o, struct gw_fsid *fsid, st
 		{ "rw", OG_ACCESS, true },	  { "ro", OG_ACCESS, false },
 		{ "root_squash", OG_ROOT, true }, { "no_root_squash", OG_ROOT, false },
 		{ "all_squash", OG_ALL, true },	  { "no_all_squash", OG_ALL, false },
+		{ "secure", OG_SECURE, true },	  { "insecure", OG_SECURE, false },
 	};
 	const char *eq = strchr(text, '=');
 	size_t nlen = eq ? (size_t)(eq - text) : strlen(text);
@@ -569,6 +570,8 @@ static int parse_one_opt(char *text, struct gw_opts *o, struct gw_fsid *fsid, st
 			o->rw = flags[i].value;
 		else if (flags[i].group == OG_ROOT)
 			o->root_squash = flags[i].value;
+		else if (flags[i].group == OG_SECURE)
+			o->secure = flags[i].value;
 		else
 			o->all_squash = flags[i].value;
 		return 0;
