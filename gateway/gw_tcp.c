@@ -26,7 +26,9 @@
  * client that does not read: send_timeout then closes it), while its
  * owner is at its cap, while its address has max_records_per_client
  * large records being received (or max_requests_per_client requests
- * out), or while the pool is at its cap (the pool wait list; logged).
+ * out; a connection holding nothing may still start one, see
+ * gw_tcp_limits.c), or while the pool is at its cap (the pool wait
+ * list; logged).
  * Records may hold only 3/4 of the large pool, so that
  * WRITE-heavy clients cannot starve the replies and READ data of
  * chunks. The connection then stalls: the recv is cancelled, bytes
@@ -430,6 +432,9 @@ static int gw_tcp_run(struct gw_srv *s)
 	gw_tcp.large_recs_max = st.cap - st.cap / GW_TCP_RECORDS_SHARE;
 	if (!gw_tcp.large_recs_max)
 		gw_tcp.large_recs_max = 1;
+	gw_tcp.spare_max = st.cap / GW_TCP_SPARE_SHARE;
+	if (!gw_tcp.spare_max)
+		gw_tcp.spare_max = 1;
 	gw_tcp_limits_load();
 	log_info("tcp: at most %u connections, %u per client address", gw_tcp.max_conns,
 		 gw_tcp.lim.max_conns_client);

@@ -28,6 +28,7 @@
 #define GW_TCP_SPILL_MAX (64 * 1024 * 1024) /* bytes set aside while stalled */
 #define GW_TCP_POOL_LOG_SEC 60
 #define GW_TCP_RECORDS_SHARE 4 /* records take at most 3/4 of the large pool */
+#define GW_TCP_SPARE_SHARE 8   /* spares past the addresses' shares: 1/8 of the large pool */
 
 /* user_data: loop operations are small numbers, connection ones a tagged pointer */
 enum {
@@ -56,6 +57,8 @@ struct gw_addr {
 	unsigned int closing; /* of them, closing (their fds go once freed) */
 	unsigned int records; /* large records being received */
 	unsigned int reqs;    /* requests out: processing, or reply not sent */
+	/* its connections holding nothing that wait for its share */
+	unsigned int waiting_empty;
 };
 
 struct gw_list {
@@ -101,6 +104,8 @@ struct gw_conn {
 	struct gw_addr *addr;
 	bool rec_counted;  /* the record in progress counts in addr->records */
 	bool used;	   /* a whole record has arrived on it */
+	bool spare;	   /* it holds one of gw_tcp.spare (gw_tcp_limits.c) */
+	bool wait_empty;   /* it counts in addr->waiting_empty */
 	time_t active;	   /* last bytes received or sent (CLOCK_MONOTONIC s) */
 	time_t rec_since;  /* when the record (or its mark) in progress began */
 	time_t send_since; /* when the replies queued last made progress */
@@ -161,6 +166,7 @@ struct gw_tcp {
 	struct chunk_pool *large, *small;
 	size_t large_size, small_size;
 	unsigned int large_recs, large_recs_max; /* large chunks holding records */
+	unsigned int spare, spare_max; /* requests or records past their address's share */
 	time_t pool_logged;
 	struct gw_limits lim;	/* the configuration's limits, as of the last tick */
 	unsigned int max_conns; /* lim.max_conns resolved against RLIMIT_NOFILE */
@@ -187,8 +193,16 @@ void gw_tcp_limits_release(struct gw_conn *c);
 void gw_tcp_touch(struct gw_conn *c);
 /* Close connections idle, or stuck receiving or sending, too long. */
 void gw_tcp_limits_tick(void);
-/* Does the address of @c hold its share: of requests out, or (@large) of large record chunks? */
-bool gw_tcp_client_full(const struct gw_conn *c, bool large);
+/*
+ * May @c start a record (@large: in a large chunk) within its address's
+ * share? false: it must wait (GW_STALL_CLIENT); true may have taken a
+ * spare for it.
+ */
+bool gw_tcp_client_may_start(struct gw_conn *c, bool large);
+/* @c no longer waits for its address's share (it is resumed or closed). */
+void gw_tcp_client_unwait(struct gw_conn *c);
+/* @c may hold nothing now: give back its spare if it has one. */
+void gw_tcp_spare_put(struct gw_conn *c);
 static inline time_t gw_tcp_now(void)
 {
 	struct timespec ts;

@@ -54,6 +54,7 @@ static void gw_tcp_req_finish(struct gw_tcp_req *r)
 	free(r);
 	c->nreq--;
 	c->addr->reqs--;
+	gw_tcp_spare_put(c);
 	gw_conn_kick(c);
 }
 
@@ -74,6 +75,7 @@ static void gw_conn_drop_record(struct gw_conn *c)
 		gw_tcp_rec_put(c->rec_pool, c->rec.buf);
 	rpc_rec_init(&c->rec, NULL, 0);
 	c->mark_got = 0;
+	gw_tcp_spare_put(c);
 }
 
 static void gw_conn_free_spill(struct gw_conn *c)
@@ -123,6 +125,7 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 	gw_conn_drop_record(c);
 	gw_conn_free_spill(c);
 	gw_list_del(&c->pwait);
+	gw_tcp_client_unwait(c);
 	gw_conn_flush_sendq(c);
 	gw_conn_kick(c);
 }
@@ -248,7 +251,7 @@ static int gw_conn_rec_start(struct gw_conn *c)
 		max = gw_tcp.small_size;
 	}
 	/* records leave part of the large pool to the replies, and each address its share */
-	if (gw_tcp_client_full(c, pool == gw_tcp.large)) {
+	if (!gw_tcp_client_may_start(c, pool == gw_tcp.large)) {
 		if (c->was_stalled != GW_STALL_CLIENT)
 			gw_limit_hit(&gw_tcp.srv->stats.client_stalls, "client_stalls", c->info.id);
 		return gw_conn_stall(c, GW_STALL_CLIENT);
@@ -404,6 +407,7 @@ static void gw_conn_resume(struct gw_conn *c)
 	size_t n;
 
 	gw_list_del(&c->pwait);
+	gw_tcp_client_unwait(c);
 	if (c->stall == GW_STALL_NONE || c->closing || gw_tcp.stopping)
 		return;
 	n = gw_conn_feed(c, c->spill ? c->spill + c->spill_off : NULL, c->spill_len - c->spill_off);

@@ -41,6 +41,29 @@
  * (GW_STALL_CLIENT, on the pool waiters' list, resumed when chunks come
  * back) so that a few addresses that send slowly or do not read cannot
  * hold the whole pool.
+ *
+ * Fair within an address. The share is the address's, but the stalls
+ * fall on the connections that hold something of it. A connection
+ * holding something (a request out or its reply queued, a record begun)
+ * waits while its address is at its share, less one request for each
+ * connection of the address that holds nothing and waits
+ * (addr->waiting_empty): requests given back go to those first. A
+ * connection holding nothing starts its record within the share when
+ * there is room, else it takes a spare: one request or record past the
+ * share, kept until the connection holds nothing again. So a fresh
+ * connection, or one that has had all its replies, is served at once
+ * even while other connections of its address hold the whole share and
+ * never read their replies (until send_timeout closes them).
+ *
+ * What bounds the spares: a connection holds at most one (only one
+ * holding nothing takes one), an address has at most
+ * max_connections_per_client connections, and the spares of all
+ * addresses together are at most gw_tcp.spare_max, an eighth of the
+ * large pool (64 of its 512 chunks), so connections that each send one
+ * call and never read take no more of the pools than their addresses'
+ * shares and that eighth. When the spares are all out, a connection
+ * holding nothing waits for its address's share like the others, and
+ * goes first when there is room.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -225,6 +248,8 @@ void gw_tcp_limits_release(struct gw_conn *c)
 	if (!a)
 		return;
 	a->closing--;
+	gw_tcp_client_unwait(c);
+	gw_tcp_spare_put(c);
 	if (c->rec_counted) {
 		a->records--;
 		c->rec_counted = false;
@@ -234,10 +259,53 @@ void gw_tcp_limits_release(struct gw_conn *c)
 	gw_addr_put(a);
 }
 
-bool gw_tcp_client_full(const struct gw_conn *c, bool large)
+/* @c has no request out and no record begun. */
+static bool gw_conn_empty(const struct gw_conn *c)
 {
-	return c->addr && (c->addr->reqs >= gw_tcp.lim.client_requests ||
-			   (large && c->addr->records >= gw_tcp.lim.client_records));
+	return !c->nreq && !c->rec.buf;
+}
+
+bool gw_tcp_client_may_start(struct gw_conn *c, bool large)
+{
+	struct gw_addr *a = c->addr;
+	bool full;
+
+	if (!a)
+		return true;
+	full = a->reqs >= gw_tcp.lim.client_requests ||
+	       (large && a->records >= gw_tcp.lim.client_records);
+	/* those holding something leave a request to each waiting one holding nothing */
+	if (!gw_conn_empty(c))
+		return !full && a->reqs + a->waiting_empty < gw_tcp.lim.client_requests;
+	if (!full || c->spare)
+		return true;
+	if (gw_tcp.spare < gw_tcp.spare_max) {
+		c->spare = true;
+		gw_tcp.spare++;
+		return true;
+	}
+	if (!c->wait_empty) {
+		c->wait_empty = true;
+		a->waiting_empty++;
+	}
+	return false;
+}
+
+void gw_tcp_client_unwait(struct gw_conn *c)
+{
+	if (!c->wait_empty)
+		return;
+	c->wait_empty = false;
+	c->addr->waiting_empty--;
+}
+
+void gw_tcp_spare_put(struct gw_conn *c)
+{
+	if (!c->spare || !gw_conn_empty(c))
+		return;
+	c->spare = false;
+	gw_tcp.spare--;
+	gw_tcp.freed = true; /* a connection waiting for one may go on */
 }
 
 void gw_tcp_touch(struct gw_conn *c)
