@@ -18,6 +18,8 @@
 #   expire PORT DIR NAME        a 4.0 and a 4.1 client each lock a file and
 #                               fall silent: once their leases ran out, the
 #                               local process gets the ranges
+#   try PATH r|w START LEN      exit 0 when a new local process gets this
+#                               lock (and gives it back), 1 when refused
 #   locker PATH                 the local process: opens PATH and takes POSIX
 #                               locks (lockf, never waiting) as told on stdin,
 #                               "lock r|w START LEN" or "unlock START LEN",
@@ -311,6 +313,8 @@ def main():
     cmd = sys.argv[1]
     if cmd == "locker":
         return phase_locker(sys.argv[2])
+    if cmd == "try":
+        return 0 if local_gets(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])) else 1
     if cmd == "run":
         phase_run(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5].encode())
     elif cmd == "expire":
