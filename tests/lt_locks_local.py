@@ -11,7 +11,9 @@
 #                               directory is DIR here, and locks it while a
 #                               local process (this script's "locker") does:
 #                               both orders, read and write, overlapping and
-#                               disjoint ranges, upgrade, downgrade and split,
+#                               disjoint ranges, upgrade (one refused for a
+#                               local lock leaves the lock as it was),
+#                               downgrade and split,
 #                               LOCKU, LOCKT, two NFS lock-owners, a range to
 #                               the end of the file, CLOSE and RELEASE_LOCKOWNER
 #                               or FREE_STATEID
@@ -218,6 +220,14 @@ def phase_run(port, minor, d, fname):
     check(v + ": a local read lock of [0,100) is granted beside it", lk.lock("r", 0, 100) == "ok")
     lk.unlock(0, 100)
     check(v + ": a local write lock of [10,20) is refused", denied_locally(lk.lock("w", 10, 10)))
+    check(v + ": a local read lock of [50,60) beside it", lk.lock("r", 50, 10) == "ok")
+    st, den = a.lock(o1, WRITE_LT, 0, 100)
+    check_st(v + ": the NFS lock's upgrade to WRITE over it", ERR["DENIED"], st)
+    check(v + ": ... names the local process", is_local(den) and den["offset"] == 50, repr(den))
+    lk.unlock(50, 10)
+    check(v + ": the refused upgrade left the NFS READ lock: a local read lock is granted",
+          local_gets(path, "r", 0, 100))
+    check(v + ": ... a local write lock refused", not local_gets(path, "w", 0, 10))
     # upgrade, downgrade, split mirrored
     check_st(v + ": the NFS lock upgraded to WRITE", 0, a.lock(o1, WRITE_LT, 0, 100)[0])
     check(v + ": after the upgrade a local read lock is refused",
