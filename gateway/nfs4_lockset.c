@@ -3,8 +3,8 @@
  * Byte-range lock sets: the POSIX-style ranges of one file, each tagged
  * with an opaque owner, merged and split as fcntl locks are, and the
  * (offset, length) to inclusive range conversion of LOCK, LOCKT and
- * LOCKU. Pure logic with no state of its own (the caller holds whatever
- * lock guards the set), unit tested by tests/unit/test_nfs4_state.c.
+ * LOCKU, and from there to the off_t range of an OFD lock. Pure logic with no state of its own (the
+ * caller holds whatever lock guards the set), unit tested by tests/unit/test_nfs4_state.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +33,16 @@ uint64_t nfs4_range_len(uint64_t start, uint64_t end)
 	return end - start + 1;
 }
 
+bool nfs4_range_ofd(uint64_t start, uint64_t end, int64_t *l_start, int64_t *l_len)
+{
+	if (start > INT64_MAX)
+		return false;
+	*l_start = (int64_t)start;
+	/* off_t ends at INT64_MAX: a range reaching it or past it runs to the end */
+	*l_len = end >= INT64_MAX ? 0 : (int64_t)(end - start + 1);
+	return true;
+}
+
 static bool overlaps(const struct nfs4_lrange *r, uint64_t start, uint64_t end)
 {
 	return r->start <= end && r->end >= start;
@@ -57,7 +67,7 @@ const struct nfs4_lrange *nfs4_lset_conflict(const struct nfs4_lset *s, uint32_t
 	return NULL;
 }
 
-static int lset_reserve(struct nfs4_lset *s, size_t more)
+int nfs4_lset_reserve(struct nfs4_lset *s, size_t more)
 {
 	struct nfs4_lrange *r;
 	size_t cap;
@@ -84,7 +94,7 @@ int nfs4_lset_unlock(struct nfs4_lset *s, const void *owner, uint64_t start, uin
 {
 	size_t i, n;
 
-	if (lset_reserve(s, 1))
+	if (nfs4_lset_reserve(s, 1))
 		return -ENOMEM;
 	n = s->n; /* a piece split off lies outside [start, end]: no need to visit it */
 	for (i = 0; i < n;) {
@@ -135,7 +145,7 @@ int nfs4_lset_lock(struct nfs4_lset *s, const void *owner, uint32_t type, uint64
 	size_t i;
 
 	/* room for the split of the unlock and the new range: nothing fails half way */
-	if (lset_reserve(s, 2))
+	if (nfs4_lset_reserve(s, 2))
 		return -ENOMEM;
 	nfs4_lset_unlock(s, owner, start, end);
 	/* absorb the owner's ranges of the same type that touch it */

@@ -16,6 +16,27 @@
  * (LOCK4denied). Blocking types (READW_LT, WRITEW_LT) are handled as
  * their plain ones; the client polls.
  *
+ * Real locks. What the table grants is held in the kernel as well, as
+ * OFD locks on the lock stateid's own open file description of the file
+ * (nfs4_ofd.c), so that a local process locking the file through the
+ * export's directory and an NFS client exclude each other. LOCK checks
+ * the table first (another NFS owner: LOCK4denied names it), then takes
+ * the range with F_OFD_SETLK, never waiting: a local lock in the way is
+ * DENIED with a LOCK4denied from F_OFD_GETLK, clientid 0 and owner
+ * "local process PID" (or "local open file description"). The kernel
+ * changes first and the table after, with room made in the table
+ * beforehand so that its change cannot fail: a refusal leaves both as
+ * they were, and the same range change on one description splits,
+ * merges, upgrades and downgrades as the table does. LOCKU unlocks the
+ * range in both; the stateid's end (CLOSE, RELEASE_LOCKOWNER,
+ * FREE_STATEID, lease expiry, DESTROY_CLIENTID) unlocks all and closes
+ * the description after the state lock. LOCKT asks the table, then the
+ * kernel through the owner's description (or any of the file's, or one
+ * of its own). A description that cannot be opened for want of fds
+ * makes LOCK DELAY (4.1+) or RESOURCE (4.0): no lock is granted that is
+ * not held. Ranges starting past 2^63 - 1 (no off_t reaches them) are
+ * kept in the table only; one reaching past it runs to the end.
+ *
  * Ranges: a length of 0 is INVAL, as is one running past 2^64 - 1
  * unless the length is all ones ("to the end of the file"), as nfsd.
  *
@@ -26,8 +47,11 @@
  * renewed by any of them (nfs4_stid_lookup, nfs4_client_lookup40).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "nfs4_ops.h"
 #include "nfs4_recov.h"
@@ -70,17 +94,83 @@ static uint32_t plain_type(uint32_t type)
 	return type == READ_LT || type == READW_LT ? READ_LT : WRITE_LT;
 }
 
-/* LOCK4denied for the lock @r (its owner tag is a lock stateid) */
+/* LOCK4denied for the lock @r held by (@clientid, @owner) */
+static void enc_denied_by(struct nfs4_compound *c, const struct nfs4_lrange *r, uint64_t clientid,
+			  const void *owner, uint32_t len)
+{
+	xdr_enc_u64(c->out, r->start);
+	xdr_enc_u64(c->out, nfs4_range_len(r->start, r->end));
+	xdr_enc_u32(c->out, r->type);
+	xdr_enc_u64(c->out, clientid);
+	xdr_enc_opaque(c->out, owner, len, NFS4_OWNER_MAX);
+	c->keep_body = true;
+}
+
+/* LOCK4denied for the lock @r of lacunad's table (its owner tag is a lock stateid) */
 static void enc_denied(struct nfs4_compound *c, const struct nfs4_lrange *r)
 {
 	const struct nfs4_stid *ls = r->owner;
 
-	xdr_enc_u64(c->out, r->start);
-	xdr_enc_u64(c->out, nfs4_range_len(r->start, r->end));
-	xdr_enc_u32(c->out, r->type);
-	xdr_enc_u64(c->out, ls->clp->clientid);
-	xdr_enc_opaque(c->out, ls->owner->data, ls->owner->len, NFS4_OWNER_MAX);
-	c->keep_body = true;
+	enc_denied_by(c, r, ls->clp->clientid, ls->owner->data, ls->owner->len);
+}
+
+/* The status for want of an fd (@err, a -errno from opening one) or of kernel lock memory */
+static uint32_t lock_fd_status(const struct nfs4_compound *c, int err)
+{
+	if (err == -EMFILE || err == -ENFILE || err == -ENOLCK || err == -ENOMEM)
+		return c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+	if (err == -EBADF)
+		return NFS4ERR_OPENMODE; /* the description is not open for this type */
+	return err ? nfs4_errno(err) : NFS4_OK;
+}
+
+/*
+ * Is the kernel's lock table in the way of a @type lock on [start, end]
+ * through @fd, that is a local process or open file description (the
+ * locks of lacunad's other descriptions are in its own table, which is
+ * checked first)? NFS4ERR_DENIED with a LOCK4denied naming "a local
+ * process" (clientid 0), NFS4_OK, or an error.
+ */
+static uint32_t local_conflict(struct nfs4_compound *c, int fd, uint32_t type, uint64_t start,
+			       uint64_t end)
+{
+	struct nfs4_lrange r;
+	char owner[48];
+	int pid = -1, rc, n;
+
+	rc = nfs4_ofd_test(fd, type, start, end, &r, &pid);
+	if (rc <= 0)
+		return lock_fd_status(c, rc);
+	if (pid > 0)
+		n = snprintf(owner, sizeof(owner), "local process %d", pid);
+	else
+		n = snprintf(owner, sizeof(owner), "local open file description");
+	enc_denied_by(c, &r, 0, owner, (uint32_t)n);
+	return NFS4ERR_DENIED;
+}
+
+/*
+ * Hold @type on [start, end] of lock stateid @ls in the kernel too,
+ * never waiting: NFS4_OK, DENIED (LOCK4denied encoded) when a local
+ * lock is in the way, or an error. Nothing changes on failure.
+ */
+static uint32_t lock_ofd(struct nfs4_compound *c, struct nfs4_stid *ls, uint32_t type,
+			 uint64_t start, uint64_t end)
+{
+	struct nfs4_lrange r = { .start = start, .end = end, .type = WRITE_LT };
+	static const char gone[] = "local lock";
+	uint32_t status;
+	int rc;
+
+	rc = nfs4_ofd_set(ls->lfd, type, start, end);
+	if (rc != -EAGAIN)
+		return lock_fd_status(c, rc);
+	status = local_conflict(c, ls->lfd, type, start, end);
+	if (status != NFS4_OK)
+		return status;
+	/* the holder went away between the two calls: still denied, the client polls */
+	enc_denied_by(c, &r, 0, gone, sizeof(gone) - 1);
+	return NFS4ERR_DENIED;
 }
 
 /* ---------------------------------------------------------------- LOCK */
@@ -155,7 +245,7 @@ static struct nfs4_stid *lock_stid_of(struct nfs4_owner *lo, const struct nfs4_f
  */
 static uint32_t lock_new_owner(struct nfs4_compound *c, struct lock_args *a,
 			       struct nfs4_owner **seq_owner, struct nfs4_stid **out,
-			       bool *made_stid, bool *made_owner, bool *replayed)
+			       bool *made_stid, bool *made_owner, bool *replayed, int *lfd)
 {
 	struct nfs4_state *st = c->srv->state;
 	struct nfs4_stid *os, *ls;
@@ -177,6 +267,9 @@ static uint32_t lock_new_owner(struct nfs4_compound *c, struct lock_args *a,
 	if (c->minor == 0 && a->lo.clientid != os->clp->clientid)
 		return NFS4ERR_BAD_STATEID; /* the lock-owner of another client */
 	lo = nfs4_owner_find(os->clp, true, a->lo.owner, a->lo.len);
+	/* a lock stateid holds its locks in the kernel through a description of its own */
+	if (*lfd < 0 && !(lo && lock_stid_of(lo, os->file)))
+		return lock_fd_status(c, *lfd);
 	if (lo) {
 		/*
 		 * An existing lock-owner (say after LOCKU of its last lock): the
@@ -209,6 +302,8 @@ static uint32_t lock_new_owner(struct nfs4_compound *c, struct lock_args *a,
 			return NFS4ERR_RESOURCE;
 		}
 		ls->open = os;
+		ls->lfd = *lfd;
+		*lfd = -1;
 		*made_stid = true;
 	}
 	*out = ls;
@@ -251,7 +346,7 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 	struct xdr_pos pos;
 	uint64_t start, end;
 	size_t nlocks;
-	int rc;
+	int lfd = -1;
 
 	status = lock_file_type(c, c->cfh);
 	if (status != NFS4_OK)
@@ -262,11 +357,19 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 	if (status != NFS4_OK)
 		return status;
 	seqid = a->new_owner ? a->open_seqid : a->lock_seqid;
+	/*
+	 * A lock-owner new to the file needs a description of its own: opened
+	 * now, before the state lock (an open on the export is blocking I/O),
+	 * and closed after it if the owner turns out to have one already.
+	 */
+	if (a->new_owner)
+		lfd = nfs4_ofd_open(c->cfh);
 
 	xdr_out_getpos(c->out, &pos);
 	nfs4_state_lock(st);
 	if (a->new_owner)
-		status = lock_new_owner(c, a, &seq_owner, &ls, &made_stid, &made_owner, &replayed);
+		status = lock_new_owner(c, a, &seq_owner, &ls, &made_stid, &made_owner, &replayed,
+					&lfd);
 	else
 		status = lock_old_owner(c, a, &seq_owner, &ls, &replayed);
 	if (replayed || !seq_owner)
@@ -291,13 +394,22 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 	status = gw_state_room(c, ls->clp, GW_STATE_LOCK);
 	if (status != NFS4_OK)
 		goto done;
-	nlocks = ls->file->locks.n;
-	rc = nfs4_lset_lock(&ls->file->locks, ls, type, start, end);
-	nfs4_stid_count_locks(st, ls, nlocks);
-	if (rc) {
+	/*
+	 * The kernel first, the table after, so that a refusal leaves both as
+	 * they were: with room made beforehand, the table's change cannot fail
+	 * once the kernel's is made. The same range change on the owner's
+	 * description splits, merges, upgrades and downgrades the same way.
+	 */
+	if (nfs4_lset_reserve(&ls->file->locks, 2)) {
 		status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
 		goto done;
 	}
+	status = lock_ofd(c, ls, type, start, end);
+	if (status != NFS4_OK)
+		goto done;
+	nlocks = ls->file->locks.n;
+	nfs4_lset_lock(&ls->file->locks, ls, type, start, end);
+	nfs4_stid_count_locks(st, ls, nlocks);
 	nfs4_stid_bump(ls);
 	nfs4_enc_stateid(c->out, &ls->sid);
 	if (c->minor >= 1)
@@ -319,6 +431,7 @@ done:
 	nfs4_owner_seqid_done(c, seq_owner, seqid, status, &pos, NULL);
 	nfs4_owner_put(st, seq_owner);
 out:
+	nfs4_state_defer_close(st, lfd); /* not taken: closed after the lock */
 	nfs4_state_unlock(st);
 	return status;
 }
@@ -348,6 +461,30 @@ static bool same_lockowner(const void *owner, const void *arg)
 	return ls->owner == arg;
 }
 
+/*
+ * The fd of @f to ask the kernel through for lock-owner @lo (NULL: one
+ * unknown here): @lo's own description, where its own locks do not show;
+ * if it has none on @f (so holds no lock there), any description of @f,
+ * the locks that one hides being in the table; -1 when @f has none.
+ */
+static int lockt_fd(const struct nfs4_file *f, struct nfs4_owner *lo)
+{
+	const struct nfs4_stid *s;
+	int i;
+
+	s = lo ? lock_stid_of(lo, f) : NULL;
+	if (s)
+		return s->lfd;
+	for (s = f->lstids; s; s = s->f_next)
+		if (s->lfd >= 0)
+			return s->lfd;
+	for (s = f->opens; s; s = s->f_next)
+		for (i = 0; i < 3; i++)
+			if (s->fds[i] >= 0)
+				return s->fds[i];
+	return -1;
+}
+
 uint32_t nfs4_run_lockt(struct nfs4_compound *c, void *args)
 {
 	struct lockt_args *a = args;
@@ -357,7 +494,9 @@ uint32_t nfs4_run_lockt(struct nfs4_compound *c, void *args)
 	struct nfs4_owner *lo;
 	struct nfs4_file *f;
 	uint64_t start, end;
-	uint32_t status;
+	uint32_t status, type = plain_type(a->type);
+	bool own_fd = false;
+	int fd;
 
 	status = lock_file_type(c, c->cfh);
 	if (status != NFS4_OK)
@@ -371,18 +510,35 @@ uint32_t nfs4_run_lockt(struct nfs4_compound *c, void *args)
 	if (status != NFS4_OK)
 		goto out;
 	f = nfs4_file_find(st, c->cfh, false);
-	if (!f)
+	if (!f) {
+		own_fd = true; /* no state on the file here: local locks only */
 		goto out;
+	}
 	/* an owner unknown here holds no lock: everything in the range conflicts */
 	lo = nfs4_owner_find(clp, true, a->lo.owner, a->lo.len);
-	conflict =
-		nfs4_lset_conflict(&f->locks, plain_type(a->type), start, end, same_lockowner, lo);
+	conflict = nfs4_lset_conflict(&f->locks, type, start, end, same_lockowner, lo);
 	if (conflict) {
 		enc_denied(c, conflict);
 		status = NFS4ERR_DENIED;
+		goto out;
 	}
+	fd = lockt_fd(f, lo);
+	if (fd >= 0)
+		status = local_conflict(c, fd, type, start, end);
+	else
+		own_fd = true;
 out:
 	nfs4_state_unlock(st);
+	if (!own_fd)
+		return status;
+	/* a description of its own to ask the kernel with, opened and closed without the lock */
+	fd = gw_obj_open(c->cfh, O_RDONLY);
+	if (fd == -EACCES || fd == -EPERM)
+		fd = gw_obj_open(c->cfh, O_WRONLY);
+	if (fd < 0)
+		return lock_fd_status(c, fd);
+	status = local_conflict(c, fd, type, start, end);
+	close(fd);
 	return status;
 }
 
@@ -438,10 +594,14 @@ uint32_t nfs4_run_locku(struct nfs4_compound *c, void *args)
 	/* a range split in two is one more lock */
 	if (status == NFS4_OK && nfs4_lset_splits(&ls->file->locks, ls, start, end))
 		status = gw_state_room(c, ls->clp, GW_STATE_LOCK);
+	/* the kernel first, then the table, which cannot fail once it has room */
+	if (status == NFS4_OK && nfs4_lset_reserve(&ls->file->locks, 1))
+		status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+	if (status == NFS4_OK)
+		status = lock_fd_status(c, nfs4_ofd_set(ls->lfd, 0, start, end));
 	if (status == NFS4_OK) {
 		nlocks = ls->file->locks.n;
-		if (nfs4_lset_unlock(&ls->file->locks, ls, start, end))
-			status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+		nfs4_lset_unlock(&ls->file->locks, ls, start, end);
 		nfs4_stid_count_locks(st, ls, nlocks);
 	}
 	if (status == NFS4_OK) {

@@ -2,8 +2,9 @@
 /*
  * NFSv4 state: clients (4.0 SETCLIENTID and 4.1 EXCHANGE_ID), sessions
  * with their slot tables and reply cache, open and lock owners, stateids
- * and their leases, and byte-range locks (kept here, in lacunad: the
- * lacunafs mount sees one process).
+ * and their leases, and byte-range locks (kept here, and held in the
+ * kernel as well as OFD locks on the exported files, nfs4_ofd.c, so that
+ * local processes and NFS clients exclude each other).
  *
  * The interface the COMPOUND engine and the file operations use is
  * first; the operations on state themselves (EXCHANGE_ID ... LOCKU) are
@@ -61,11 +62,19 @@
  * borrow one (nfs4_state_io_fd, nfs4_state_io_done). Byte-range locks are POSIX-style
  * ranges per lock stateid (one per lock-owner and file), merged and
  * split as fcntl locks are; LOCK never blocks (READW/WRITEW are answered
- * DENIED like READ/WRITE and the client polls).
+ * DENIED like READ/WRITE and the client polls). Each lock stateid has an
+ * open file description of its own (lfd) on which the kernel holds the
+ * same ranges as OFD locks: the table decides between NFS owners and
+ * names them in LOCK4denied, the kernel between NFS owners and local
+ * processes. The lfd is opened by LOCK before the state lock is taken,
+ * its locks are dropped with the stateid (nfs4_stid_free) and it is
+ * closed after the state lock is dropped, as other fds are.
  *
  * Locking. One mutex (struct nfs4_state.lock) guards everything here.
  * Lock order: gw_srv.cfg_lock (read, held by the engine around a
- * COMPOUND), then the state lock. Never take the object cache lock
+ * COMPOUND), then the state lock, then (inside fcntl F_OFD_SETLK and
+ * F_OFD_GETLK, which never wait) the kernel's lock table of a file.
+ * Never take the object cache lock
  * (gw_obj_lookup, gw_obj_from_fh, gw_obj_put...) nor make a blocking
  * filesystem call while holding the state lock: fds to close are queued
  * and closed by nfs4_state_unlock() after the mutex is dropped, and the
@@ -169,6 +178,13 @@ int nfs4_range_make(uint64_t off, uint64_t len, uint64_t *start, uint64_t *end);
 /* The length4 a range is reported with (all ones when it runs to the end) */
 uint64_t nfs4_range_len(uint64_t start, uint64_t end);
 
+/*
+ * The OFD lock (struct flock: l_start, l_len) of [start, end]: a range
+ * reaching INT64_MAX, the largest off_t, or past it runs to the end
+ * (l_len 0). A range starting past INT64_MAX has none: false.
+ */
+bool nfs4_range_ofd(uint64_t start, uint64_t end, int64_t *l_start, int64_t *l_len);
+
 /* A set of byte-range locks of one file, each tagged with its owner. */
 struct nfs4_lrange {
 	uint64_t start, end;
@@ -188,6 +204,12 @@ typedef bool nfs4_lsame_fn(const void *owner, const void *arg);
 const struct nfs4_lrange *nfs4_lset_conflict(const struct nfs4_lset *s, uint32_t type,
 					     uint64_t start, uint64_t end, nfs4_lsame_fn *same,
 					     const void *arg);
+/*
+ * Room for @more ranges beyond those held: after nfs4_lset_reserve(s, 2),
+ * nfs4_lset_lock() cannot fail, nor nfs4_lset_unlock() after (s, 1).
+ * 0 or -ENOMEM.
+ */
+int nfs4_lset_reserve(struct nfs4_lset *s, size_t more);
 /* Lock [start, end] as @type for @owner, no conflict check: replace, split, merge. 0 or -ENOMEM */
 int nfs4_lset_lock(struct nfs4_lset *s, const void *owner, uint32_t type, uint64_t start,
 		   uint64_t end);
@@ -308,7 +330,7 @@ struct nfs4_file {
 	struct nfs4_file *hnext;
 	uint32_t xid;
 	uint64_t fileid;
-	struct gw_obj *obj; /* referenced and pinned: PUTFH finds it even once unlinked */
+	struct gw_obj *obj;	  /* referenced and pinned: PUTFH finds it even once unlinked */
 	struct nfs4_stid *opens;  /* open stateids (f_next) */
 	struct nfs4_stid *lstids; /* lock stateids (f_next) */
 	struct nfs4_lset locks;	  /* owner tag: the lock stateid */
@@ -332,6 +354,7 @@ struct nfs4_stid {
 	uint32_t gen;			/* the export's gen the fds were opened in */
 	/* lock */
 	struct nfs4_stid *open; /* the open stateid it came from */
+	int lfd;		/* its own open file description, holding its OFD locks */
 	/* open: the last caller whose I/O through it was allowed (nfs4_state_io.c) */
 	struct gw_cred io_cred;
 	uint8_t io_ok; /* bit 0 read, bit 1 write: allowed to io_cred */
@@ -438,7 +461,10 @@ bool nfs4_file_is(const struct nfs4_file *f, const struct gw_obj *o);
 struct nfs4_stid *nfs4_stid_new(struct nfs4_state *st, struct nfs4_client *clp,
 				struct nfs4_owner *oo, struct nfs4_file *f, uint8_t type);
 struct nfs4_stid *nfs4_stid_hash_find(struct nfs4_state *st, const uint8_t *other);
-/* Unhash and free (open: its fds are queued for closing, its lock stateids go too) */
+/*
+ * Unhash and free (open: its fds are queued for closing, its lock
+ * stateids go too; lock: its OFD locks are released now, its fd queued)
+ */
 void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s);
 /* Turn an open stateid into a 4.0 closed one kept for replays */
 void nfs4_stid_close(struct nfs4_state *st, struct nfs4_stid *s);
@@ -468,6 +494,26 @@ void nfs4_stid_bump(struct nfs4_stid *s);
  */
 bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *except, uint32_t access,
 			uint32_t deny);
+
+/* ---- OFD locks mirroring the byte-range locks (nfs4_ofd.c) */
+
+/* A new open file description of @o for a lock stateid's OFD locks: an fd or -errno (no lock) */
+int nfs4_ofd_open(struct gw_obj *o);
+/*
+ * Set @type (READ_LT, WRITE_LT, or 0 to unlock) on [start, end] of @fd,
+ * never waiting: 0, -EAGAIN when a lock of another description or process
+ * is in the way, -EBADF when @fd is not open for that type, other -errno.
+ * A range starting past INT64_MAX is not held in the kernel: 0.
+ */
+int nfs4_ofd_set(int fd, uint32_t type, uint64_t start, uint64_t end);
+/*
+ * The first lock of another description or process that conflicts with
+ * a @type lock on [start, end] through @fd: 1 with *r (owner NULL) and
+ * *pid (the holder's process for a POSIX lock, -1 for an OFD lock),
+ * 0 when none, or -errno.
+ */
+int nfs4_ofd_test(int fd, uint32_t type, uint64_t start, uint64_t end, struct nfs4_lrange *r,
+		  int *pid);
 
 /* The status OPEN, LOCK and LOCKT give for an object that is not a regular file */
 uint32_t nfs4_check_reg(const struct nfs4_compound *c, const struct gw_obj *o);

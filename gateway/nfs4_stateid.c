@@ -151,6 +151,7 @@ struct nfs4_stid *nfs4_stid_new(struct nfs4_state *st, struct nfs4_client *clp,
 	s->owner = oo;
 	s->file = f;
 	s->fds[0] = s->fds[1] = s->fds[2] = -1;
+	s->lfd = -1;
 	s->sid.seqid = 1;
 	if (++st->next_stid == 0)
 		st->next_stid = 1;
@@ -231,6 +232,12 @@ void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s)
 		st->nlocks -= (unsigned int)n;
 		unlink_stid(&s->file->lstids, s, true);
 		nfs4_file_maybe_free(st, s->file);
+	}
+	if (s->lfd >= 0) {
+		/* the kernel's view goes with the table's, not at the deferred close */
+		nfs4_ofd_set(s->lfd, 0, 0, UINT64_MAX);
+		nfs4_state_defer_close(st, s->lfd);
+		s->lfd = -1;
 	}
 	for (pp = sbucket(st, s->sid.other); *pp; pp = &(*pp)->hnext)
 		if (*pp == s) {

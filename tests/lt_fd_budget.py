@@ -21,7 +21,9 @@
 #       MODE over: max_cached_files and max_opens set far past what LIMIT
 #       allows: LOOKUPs still all OK (idle cached files closed on EMFILE
 #       and the open tried again), OPENs end in DELAY once only open files
-#       hold the fds (fd_exhausted).
+#       hold the fds (fd_exhausted); then LOCKs by new lock-owners on the
+#       files held open, each needing a description of the file of its own
+#       for its locks, end in DELAY too.
 #
 # Each check prints "ok - ..." or "not ok - ..."; the exit status is the
 # number of failed checks (capped at 100).
@@ -30,8 +32,8 @@ import sys
 import time
 
 from lt_grace import StateClient
-from lt_nfs4raw import (A_SIZE, A_TYPE, ERR, ERRNAME, Conn, getattr_, lookup, noargs,
-                        read, write)
+from lt_nfs4raw import (A_SIZE, A_TYPE, ERR, ERRNAME, WRITE_LT, Conn, getattr_, lock_new,
+                        lookup, noargs, read, write)
 
 FAILED = 0
 DATA = b"the well-behaved client's data\n"
@@ -96,11 +98,12 @@ def run(port, pid, limit, nfiles, mode):
     check("%d LOOKUP + GETATTR: all OK" % nfiles, set(g.counts) == {0}, tally(g.counts))
     lookups_peak = g.peak
 
-    opens, refused, ocounts = 0, 0, {}
+    opens, refused, ocounts, sids = 0, 0, {}, []
     while refused < 3 and opens < nfiles:
-        st, _ = g.open([noargs("PUTROOTFH"), lookup(b"many")], name=b"f%d" % opens)
+        st, sid = g.open([noargs("PUTROOTFH"), lookup(b"many")], name=b"f%d" % opens)
         ocounts[st] = ocounts.get(st, 0) + 1
         if st == 0:
+            sids.append(sid)
             opens += 1
             refused = 0
         else:
@@ -119,6 +122,19 @@ def run(port, pid, limit, nfiles, mode):
         check("fds stay within the budget with the OPENs (< %d)" % (limit - 16),
               g.peak < limit - 16, "%d" % g.peak)
         well_behaved(port, "a second client while the greedy one holds its opens")
+    if mode == "over":
+        # each lock-owner's locks on a file are held on a description of its own
+        lcounts = {}
+        for i, sid in enumerate(sids):
+            st, _ = g.call([noargs("PUTROOTFH"), lookup(b"many"), lookup(b"f%d" % i),
+                            lock_new(WRITE_LT, 0, 10, 0, sid, 0, b"lo-%d" % i, g.clientid)])
+            lcounts[st] = lcounts.get(st, 0) + 1
+            if st:
+                break
+        print("# LOCKs by new lock-owners on the files held open: %s" % tally(lcounts))
+        check("out of fds, LOCKs are granted until one is DELAY",
+              set(lcounts) == {0, ERR["DELAY"]} or set(lcounts) == {ERR["DELAY"]},
+              tally(lcounts))
 
     g.c.close()  # gone: its lease runs out, its files go idle
     deadline = time.monotonic() + 120

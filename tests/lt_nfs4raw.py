@@ -230,6 +230,12 @@ def parse_res(op, d):
     return None
 
 
+def parse_denied(d):
+    """LOCK4denied, the result of a LOCK or LOCKT that is DENIED"""
+    return dict(offset=d.u64(), length=d.u64(), type=d.u32(), clientid=d.u64(),
+                owner=d.opaque())
+
+
 class Client:
     """One TCP connection; call() sends a COMPOUND and returns
     (status, [[opnum, status, results], ...])."""
@@ -300,7 +306,13 @@ class Client:
         res = []
         for _ in range(d.u32()):
             op, st = d.u32(), d.u32()
-            res.append([op, st, parse_res(op, d) if st == 0 else None])
+            if st == 0:
+                r = parse_res(op, d)
+            elif st == ERR["DENIED"] and OPNAME.get(op) in ("LOCK", "LOCKT"):
+                r = parse_denied(d)
+            else:
+                r = None
+            res.append([op, st, r])
             if st != 0:
                 break
         return status, res

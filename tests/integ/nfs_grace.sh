@@ -7,7 +7,8 @@
 # reclaims both; meanwhile new opens, LOCKT and WRITEs without an open
 # are GRACE and a client without a record gets RECLAIM_BAD; grace ends
 # as soon as the recorded client is done, and the reclaimed lock keeps
-# other clients out. Then: grace off, a corrupt and a torn record (set
+# other clients and local processes (through the lacunafs mount) out.
+# Then: grace off, a corrupt and a torn record (set
 # aside, never trusted), grace that ends by time when a recorded client
 # never comes back (its record goes), records removed when a lease
 # expires, and a state directory that is in use or open to others. The
@@ -31,6 +32,11 @@ records() { find "$STATE" -maxdepth 1 -name 'client-*' ! -name '*.corrupt' | wc 
 start() { nfs_start "$EXP" --state-dir "$STATE" "$@"; }
 new_open_ok() { [ "$(python3 "$GRACE" new-open "$NFS_PORT")" = OK ]; }
 no_records() { [ "$(records)" = 0 ]; }
+# local_refused FILE: a local process is refused a write lock of bytes 0-4095 of FILE
+local_refused() {
+	python3 "$top_srcdir/tests/lt_locks_local.py" try "$1" w 0 4096
+	[ $? = 1 ]
+}
 # has_record NAME: a trusted record names the client NAME
 has_record() {
 	local f
@@ -53,6 +59,8 @@ for minor in 0 1; do
 		start --lease-time 60
 		lt_check "4.$minor after a $how: grace, reclaim of the open and the lock" \
 			grace reclaim "$NFS_PORT" "$j"
+		lt_check "4.$minor after a $how: the reclaimed lock is held locally too" \
+			local_refused "$EXP/f-$minor-$how"
 		lt_check "4.$minor after a $how: grace started and ended early" \
 			grep -q "grace period ends: every recorded client is done reclaiming" "$NFS_LOG"
 		nfs_stop

@@ -125,7 +125,49 @@ static void test_range(void **state)
 	assert_true(nfs4_range_len(10, UINT64_MAX) == UINT64_MAX);
 }
 
+/* The OFD lock of a range: off_t ends at INT64_MAX */
+static void test_range_ofd(void **state)
+{
+	int64_t off, len;
+
+	(void)state;
+	assert_true(nfs4_range_ofd(10, 14, &off, &len));
+	assert_true(off == 10 && len == 5);
+	assert_true(nfs4_range_ofd(0, 0, &off, &len));
+	assert_true(off == 0 && len == 1);
+	/* to the end of the file, or reaching the largest off_t or past it: l_len 0 */
+	assert_true(nfs4_range_ofd(10, UINT64_MAX, &off, &len));
+	assert_true(off == 10 && len == 0);
+	assert_true(nfs4_range_ofd(0, (uint64_t)INT64_MAX, &off, &len));
+	assert_true(off == 0 && len == 0);
+	assert_true(nfs4_range_ofd(0, (uint64_t)INT64_MAX - 1, &off, &len));
+	assert_true(off == 0 && len == INT64_MAX);
+	assert_true(nfs4_range_ofd((uint64_t)INT64_MAX, (uint64_t)INT64_MAX + 5, &off, &len));
+	assert_true(off == INT64_MAX && len == 0);
+	/* starting past it: not held in the kernel */
+	assert_false(nfs4_range_ofd((uint64_t)INT64_MAX + 1, UINT64_MAX, &off, &len));
+	assert_false(nfs4_range_ofd(UINT64_MAX, UINT64_MAX, &off, &len));
+}
+
 static int A, B; /* two owners */
+
+/* With room reserved, lock and unlock cannot fail (LOCK and LOCKU change the kernel first) */
+static void test_lset_reserve(void **state)
+{
+	struct nfs4_lset s = { 0 };
+
+	(void)state;
+	assert_int_equal(nfs4_lset_reserve(&s, 2), 0);
+	assert_true(s.cap >= 2);
+	assert_int_equal(nfs4_lset_lock(&s, &A, WRITE_LT, 0, 99), 0);
+	assert_int_equal(nfs4_lset_reserve(&s, 1), 0);
+	assert_true(s.cap >= s.n + 1);
+	assert_int_equal(nfs4_lset_unlock(&s, &A, 40, 59), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(nfs4_lset_reserve(&s, 2), 0);
+	assert_true(s.cap >= s.n + 2);
+	nfs4_lset_free(&s);
+}
 
 /* the ranges of @owner, sorted: "start-end:type start-end:type" compared with @want */
 static void expect_ranges(const struct nfs4_lset *s, const void *owner, const char *want)
@@ -836,6 +878,8 @@ int main(void)
 		cmocka_unit_test(test_special_sids),
 		cmocka_unit_test(test_share),
 		cmocka_unit_test(test_range),
+		cmocka_unit_test(test_range_ofd),
+		cmocka_unit_test(test_lset_reserve),
 		cmocka_unit_test(test_lset_basic),
 		cmocka_unit_test(test_lset_split_merge),
 		cmocka_unit_test(test_lset_model),

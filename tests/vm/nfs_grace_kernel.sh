@@ -13,7 +13,9 @@
 # again on the same port and state directory. The holder goes on: its next write and read must
 # succeed (the client reclaims its open and lock in the grace period),
 # another guest process must still be refused the lock, and the guest
-# must not log "lost locks". On the host the backing file holds exactly
+# must not log "lost locks". Before each restart a process on the host is
+# refused the lock through the lacunafs mount (lacunad holds the guest's
+# lock as a real one). On the host the backing file holds exactly
 # what the holder wrote, and lacunad's log shows the grace period and the
 # reclaimed opens and locks.
 #
@@ -107,6 +109,11 @@ fi
 step "done"
 GUEST
 
+# host_refused FILE: a process on the host is refused a write lock of FILE's first byte
+host_refused() {
+	PYTHONPATH="$top_srcdir/tests" python3 "$top_srcdir/tests/lt_locks_local.py" try "$1" w 0 1
+	[ $? = 1 ]
+}
 start() {
 	nfs_start "$dir" --threads 2 --state-dir "$state" --lease-time "$LEASE" "$@"
 }
@@ -153,6 +160,7 @@ for t in v40crash v40stop v42crash v42stop; do
 	done
 	[ -e "$share/locked-$t" ] || break
 	lt_log "$t: the guest holds its lock: lacunad $how and start"
+	lt_check "$t: a process on the host is refused the guest's lock" host_refused "$dir/held-$t"
 	logs+=("$NFS_LOG")
 	restart $how
 	logs+=("$NFS_LOG")
