@@ -529,8 +529,7 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 			goto out_close_stale;
 	}
 	if (hdr == GW_FH_HDR_V1 && S_ISDIR(bst.st_mode) && bst.st_ino == xp->root_ino) {
-		/* a version 1 handle of the export root: the root's object, whose handle marks it
-		 */
+		/* a version 1 handle of the export root: the root's object (LOOKUPP knows it) */
 		close(fd);
 		if (bfd != fd)
 			close(bfd);
