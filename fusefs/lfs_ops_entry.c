@@ -176,6 +176,67 @@ static int open_handle(struct file_handle *fh)
 	return fd;
 }
 
+#define LFS_WALK_MAX 4096 /* directory levels walked up from a directory found by handle */
+
+/*
+ * Does backing fd @fd (found by its handle, @st its stat) lie under the
+ * backing directory? Any inode of the backing filesystem has a handle,
+ * including those outside the directory lacunafs serves. A directory is
+ * walked up by ".." (the kernel always connects directories decoded from
+ * handles) until the backing directory (inside) or the filesystem's root
+ * (outside). For anything else the kernel's path for it is all there is
+ * (its /proc/self/fd link): under the backing directory or not, when the
+ * kernel has one. A file nothing has looked up by name since it was last
+ * evicted (a reboot, dropped caches) is a disconnected dentry, whose link
+ * is "/": where it lies cannot be told, and it is taken. 0 or -ENOENT.
+ */
+static int handle_inside(int fd, const struct stat *st)
+{
+	char link[32], path[PATH_MAX + 16];
+	const char *root = lfs.backing_real;
+	size_t rlen;
+	ssize_t n;
+
+	if (S_ISDIR(st->st_mode)) {
+		struct stat cur = *st, up;
+		int dfd = fd, pfd, i, rc = -ENOENT;
+
+		for (i = 0; i < LFS_WALK_MAX; i++) {
+			if (cur.st_dev == lfs.root.dev && cur.st_ino == lfs.root.ino) {
+				rc = 0;
+				break;
+			}
+			pfd = openat(dfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (pfd < 0)
+				break;
+			if (dfd != fd)
+				close(dfd);
+			dfd = pfd;
+			/* the filesystem's root is its own parent; another st_dev: past it */
+			if (fstat(dfd, &up) < 0 || up.st_dev != cur.st_dev ||
+			    (up.st_ino == cur.st_ino))
+				break;
+			cur = up;
+		}
+		if (dfd != fd)
+			close(dfd);
+		return rc;
+	}
+	if (!root || !strcmp(root, "/"))
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n < 0)
+		return -ENOENT;
+	path[n] = '\0';
+	if (!strcmp(path, "/"))
+		return 0; /* disconnected: cannot tell */
+	rlen = strlen(root);
+	if (strncmp(path, root, rlen) || (path[rlen] != '/' && path[rlen] != '\0'))
+		return -ENOENT;
+	return 0;
+}
+
 /*
  * LACUNA_FH_NAME + hex (see include/lacuna/ioctl.h): the file the backing
  * filesystem's handle names, found by open_by_handle_at(2) on the
@@ -215,7 +276,12 @@ static int lookup_handle(const char *hex, struct fuse_entry_param *e)
 	if (fd < 0)
 		return fd;
 	memset(&e->attr, 0, sizeof(e->attr));
-	if (lfs_stat_fd(fd, &e->attr) == 0 && S_ISDIR(e->attr.st_mode)) {
+	if (lfs_stat_fd(fd, &e->attr) < 0 || handle_inside(fd, &e->attr)) {
+		/* outside the backing directory: as if it named nothing */
+		close(fd);
+		return -ENOENT;
+	}
+	if (S_ISDIR(e->attr.st_mode)) {
 		/* a second name would move the directory's dentry: not for directories */
 		close(fd);
 		return -EISDIR;
@@ -233,6 +299,8 @@ int lfs_handle_inode(struct file_handle *fh, struct lfs_inode **out)
 		return fd;
 	memset(&e, 0, sizeof(e));
 	rc = lfs_stat_fd(fd, &e.attr);
+	if (!rc)
+		rc = handle_inside(fd, &e.attr);
 	if (!rc && !S_ISREG(e.attr.st_mode))
 		rc = -EINVAL;
 	if (rc) {

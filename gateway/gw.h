@@ -10,25 +10,36 @@
  * ---------
  * File handles. A handle names a file by the backing filesystem's own
  * handle (name_to_handle_at(2) on ext4 or XFS, under the lacunafs mount),
- * prefixed by the export's id, a 32-bit hash of the exported path:
+ * prefixed by the export's id, a 32-bit hash of the exported path, and
+ * sealed with a tag only this server can make (gw_fh.c):
  *
- *   byte 0      GW_FH_VERSION
+ *   byte 0      GW_FH_VERSION (2)
  *   byte 1      GW_FH_FILE or GW_FH_PSEUDO
  *   bytes 2-3   0
  *   bytes 4-7   export id (GW_FH_FILE) or pseudo node index (GW_FH_PSEUDO)
- *   bytes 8-11  handle_type of the backing handle
- *   bytes 12-   f_handle of the backing handle
+ *   bytes 8-11  handle_type of the backing handle (GW_FH_PSEUDO: a hash of the node's path)
+ *   bytes 12-27 tag: SipHash-2-4-128, under the key in state_dir, of bytes
+ *               0-11 followed by bytes 28-
+ *   bytes 28-   f_handle of the backing handle (none for GW_FH_PSEUDO)
+ *
+ * A handle whose tag is wrong was not made here: NFS4ERR_BADHANDLE, found
+ * before anything else is done with it (no cache lookup, no
+ * open_by_handle_at). Version 1 handles, the same without the tag (the
+ * backing handle from byte 12), are NFS4ERR_STALE unless legacy_handles
+ * = accept.
  *
  * Neither lacunad's nor lacunafs's state is part of it, so a handle stays
- * valid across a restart of either, as long as the export keeps its path
- * and the backing filesystem its files (what kernel nfsd promises).
- * Resolving a handle nobody has cached opens the backing file with
- * open_by_handle_at(2), asks the kernel where it is (its /proc/self/fd
- * link), and opens the same path under the exported directory (the
- * lacunafs mount, so I/O goes through the range lock), checking that the
- * inode is the same. A file that no longer exists, or that lies outside
- * the export, is NFS4ERR_STALE; a handle that cannot have come from this
- * server is NFS4ERR_BADHANDLE.
+ * valid across a restart of either, as long as the export keeps its path,
+ * the backing filesystem its files and the state directory its key (what
+ * kernel nfsd promises). Resolving a handle nobody has cached opens the
+ * backing file with open_by_handle_at(2), asks the kernel where it is
+ * (its /proc/self/fd link), and opens the same path under the exported
+ * directory (the lacunafs mount, so I/O goes through the range lock),
+ * checking that the inode is the same. A file the kernel has no path for
+ * (nothing looked it up since a reboot) is found through lacunafs's
+ * lookup by handle, which refuses what it can tell lies outside its
+ * backing directory. A file that no longer exists, or that lies outside
+ * the export, is NFS4ERR_STALE.
  *
  * Objects. struct gw_obj is one file reached through a handle: an O_PATH
  * fd under the served directory (fd) and one under the backing directory
@@ -58,6 +69,7 @@
 #include <sys/statfs.h>
 
 #include "chunk.h"
+#include "siphash.h"
 #include "metrics.h"
 #include "trace.h"
 #include "xdr.h"
@@ -67,11 +79,16 @@
 struct nfs4_state;
 struct lacuna_client;
 
-#define GW_FH_VERSION 1
+#define GW_FH_VERSION 2
+#define GW_FH_VERSION_V1 1 /* no tag: legacy_handles */
 #define GW_FH_FILE 1
 #define GW_FH_PSEUDO 2
-#define GW_FH_HDR 12
+#define GW_FH_TAG_OFF 12
+#define GW_FH_TAG_LEN SIPHASH128_BYTES
+#define GW_FH_HDR (GW_FH_TAG_OFF + GW_FH_TAG_LEN) /* where the backing handle starts */
+#define GW_FH_HDR_V1 12
 #define GW_FH_HANDLE_MAX (NFS4_FHSIZE - GW_FH_HDR)
+#define GW_FH_KEY_FILE "fh-key" /* in state_dir */
 
 /* Reply and data sizes offered to clients */
 #define GW_PSEUDO_MAX 64 /* nodes of the pseudo filesystem */
@@ -92,6 +109,7 @@ struct gw_xport {
 	int bfd;       /* O_PATH of back_path (== fd for a plain export) */
 	int hfd;       /* back_path opened O_RDONLY: open_by_handle_at() refuses O_PATH */
 	struct lacuna_client *lc; /* sparse reads into gw.pool through lacunafs, or NULL */
+	const uint8_t *fh_key;	  /* gw_srv.fh_key: its handles' tags */
 	/* CLONE's granularity (lacunafs's LACUNA_IOC_INFO), 0: no reflink there (__atomic) */
 	uint64_t clone_blksize;
 	uint64_t fsid_major, fsid_minor;
@@ -214,6 +232,7 @@ struct gw_srv {
 	struct chunk_pool *pool;  /* large chunks: records of WRITEs, READ data, replies */
 	struct chunk_pool *small; /* small chunks: records of small calls */
 	uint8_t write_verf[NFS4_VERIFIER_SIZE]; /* changes on every start */
+	uint8_t fh_key[SIPHASH_KEY_BYTES];	/* file handle tags (gw_fh.c), set before exports */
 	bool plain_write; /* LACUNA_TEST_PLAIN_WRITE: WRITE with pwrite, not atomic */
 	uint64_t boot_ns;
 	struct nfs4_state *state;
@@ -308,6 +327,28 @@ uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
 
 int gw_obj_init(void);
 void gw_obj_fini(void);
+
+/* ---------------------------------------------------------------- handles (gw_fh.c) */
+/*
+ * The handle key of state directory @dir (NULL: a random key for this run
+ * only) into @key, made at the first start: 0 or -errno, logged.
+ */
+int gw_fh_key_load(const char *dir, uint8_t *key);
+/* A tagged handle: @kind, export id or pseudo node @id, backing handle @type and @n bytes */
+void gw_fh_make(const uint8_t *key, struct gw_fh *fh, uint8_t kind, uint32_t id, uint32_t type,
+		const void *handle, size_t n);
+/*
+ * Is @fh a handle of this server: 0 (its tag checks), 1 (a version 1
+ * handle, accepted with @legacy), -ESTALE (one refused without it) or
+ * -EBADF (malformed, or a wrong tag). Looks at nothing but the bytes.
+ */
+int gw_fh_check(const uint8_t *key, bool legacy, const uint8_t *fh, size_t len);
+/* Where the backing handle of a checked handle starts: GW_FH_HDR or GW_FH_HDR_V1 */
+static inline size_t gw_fh_hdr(const uint8_t *fh)
+{
+	return fh[0] == GW_FH_VERSION_V1 ? GW_FH_HDR_V1 : GW_FH_HDR;
+}
+
 /*
  * The object a handle names, with a reference: 0, -EBADF (a handle this
  * server cannot have made: NFS4ERR_BADHANDLE), -ESTALE, or another -errno.

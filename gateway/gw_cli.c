@@ -31,6 +31,7 @@ enum cli_id {
 	O_LEASE,
 	O_STATE_DIR,
 	O_GRACE,
+	O_LEGACY_HANDLES,
 	O_RDMA,
 	O_FOREGROUND,
 	O_LOG,
@@ -56,6 +57,7 @@ static const struct {
 	{ "lease-time", 0, A_REQUIRED, O_LEASE },
 	{ "state-dir", 0, A_REQUIRED, O_STATE_DIR },
 	{ "grace", 0, A_REQUIRED, O_GRACE },
+	{ "legacy-handles", 0, A_REQUIRED, O_LEGACY_HANDLES },
 	{ "rdma", 0, A_OPTIONAL, O_RDMA },
 	{ "foreground", 'f', A_NONE, O_FOREGROUND },
 	{ "log-level", 0, A_REQUIRED, O_LOG },
@@ -87,6 +89,9 @@ void gw_cli_usage(FILE *out)
 		"      --state-dir DIR       where the clients holding state are recorded, for\n"
 		"                            their reclaims after a restart (default " GW_STATE_DIR_DEFAULT ")\n"
 		"      --grace on|off        grace period after a start (default on)\n"
+		"      --legacy-handles accept|refuse  version 1 (untagged) file handles\n"
+		"                            of an older lacunad, while its clients remount\n"
+		"                            (default refuse)\n"
 		"      --rdma[=PORT]         also serve RPC-over-RDMA (default port %d)\n"
 		"  -f, --foreground          stay in the foreground and log to stderr\n"
 		"      --log-level LEVEL     error, warn, notice, info (default) or debug\n"
@@ -226,6 +231,12 @@ static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
 		cli->grace = b;
 		break;
 	}
+	case O_LEGACY_HANDLES:
+		if (strcmp(val, "accept") && strcmp(val, "refuse"))
+			return cli_fail(
+				cli, "--legacy-handles: '%.80s' is neither accept nor refuse", val);
+		cli->legacy_handles = val[0] == 'a';
+		break;
 	case O_RDMA:
 		cli->rdma = true;
 		if (val && gw_parse_uint(val, 1, 65535, &n, why))
@@ -384,7 +395,7 @@ int gw_cli_parse(int argc, char *const argv[], struct gw_cli *cli)
 	bool config_given;
 	int i;
 
-	*cli = (struct gw_cli){ .log_level = -1, .grace = -1 };
+	*cli = (struct gw_cli){ .log_level = -1, .grace = -1, .legacy_handles = -1 };
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int rc;
@@ -470,6 +481,8 @@ int gw_config_from_cli(const struct gw_cli *cli, struct gw_config **out, gw_err_
 	}
 	if (cli->grace >= 0)
 		cfg->grace = cli->grace;
+	if (cli->legacy_handles >= 0)
+		cfg->legacy_handles = cli->legacy_handles;
 	if (cli->rdma)
 		cfg->rdma = true;
 	if (cli->rdma_port)

@@ -38,6 +38,7 @@ static const char *const setting_names[GW_SET_N] = {
 	[GW_SET_DRC_ENTRIES] = "drc_entries",
 	[GW_SET_COPY_SYNC_MAX] = "copy_sync_max",
 	[GW_SET_METRICS_LISTEN] = "metrics_listen",
+	[GW_SET_LEGACY_HANDLES] = "legacy_handles",
 };
 
 static bool is_blank(char c)
@@ -271,6 +272,13 @@ static int set_value(struct gw_loader *ld, enum gw_setting s, const char *v, cha
 		return gw_parse_listen(v, GW_METRICS_PORT_DEFAULT, &cfg->metrics,
 				       &cfg->metrics_len, &has_port, why);
 	}
+	case GW_SET_LEGACY_HANDLES:
+		if (!strcmp(v, "accept") || !strcmp(v, "refuse")) {
+			cfg->legacy_handles = v[0] == 'a';
+			return 0;
+		}
+		snprintf(why, GW_WHY_MAX, "'%.80s' is neither accept nor refuse", v);
+		return -EINVAL;
 	case GW_SET_N:
 		break;
 	}

@@ -133,6 +133,7 @@ struct gw_config {
 	int log_level;	     /* LOG_ERR..LOG_DEBUG */
 	char *stats_file;    /* NULL: none */
 	unsigned int drc_entries; /* 4.0 duplicate request cache (gw_drc.h), 0: off */
+	bool legacy_handles; /* version 1 (untagged) file handles accepted */
 	struct sockaddr_storage metrics; /* metrics_listen; ss_family 0: none */
 	socklen_t metrics_len;
 	struct gw_limits limits;
@@ -208,6 +209,7 @@ struct gw_cli {
 	unsigned int lease_time; /* 0: not given */
 	const char *state_dir;	 /* --state-dir; NULL: not given */
 	int grace;		 /* --grace on|off; -1: not given */
+	int legacy_handles;	 /* --legacy-handles accept|refuse; -1: not given */
 	bool rdma;		 /* --rdma given */
 	uint16_t rdma_port;	 /* --rdma=PORT; 0: not given */
 	int log_level;		 /* -1: not given */
@@ -236,8 +238,8 @@ void gw_cli_usage(FILE *out);
 /*
  * Build the configuration the command line asks for: the file of
  * --config, or the one export of --export, then the command line's
- * --listen, --threads, --lease-time, --state-dir, --grace, --rdma,
- * --log-level and --set on top.
+ * --listen, --threads, --lease-time, --state-dir, --grace,
+ * --legacy-handles, --rdma, --log-level and --set on top.
  * Calling it again on SIGHUP re-reads the file and keeps the overrides.
  * With --export there is no file, so a reload has nothing to re-read;
  * a relative DIR is resolved against the working directory, so build the

@@ -134,13 +134,8 @@ static int make_root_fh(struct gw_xport *xp, struct stat *st)
 			xp->back_path, strerror(errno));
 		return err;
 	}
-	xp->root_fh.data[0] = GW_FH_VERSION;
-	xp->root_fh.data[1] = GW_FH_FILE;
-	xp->root_fh.data[2] = xp->root_fh.data[3] = 0;
-	xdr_put_u32(xp->root_fh.data + 4, xp->id);
-	xdr_put_u32(xp->root_fh.data + 8, (uint32_t)h.fh.handle_type);
-	memcpy(xp->root_fh.data + GW_FH_HDR, h.fh.f_handle, h.fh.handle_bytes);
-	xp->root_fh.len = GW_FH_HDR + h.fh.handle_bytes;
+	gw_fh_make(xp->fh_key, &xp->root_fh, GW_FH_FILE, xp->id, (uint32_t)h.fh.handle_type,
+		   h.fh.f_handle, h.fh.handle_bytes);
 	xp->root_ino = st->st_ino;
 	return 0;
 }
@@ -356,11 +351,8 @@ static int pseudo_add(struct gw_srv *s, uint32_t parent, const char *name, size_
 	p->xport = -1;
 	p->fileid = s->npseudo + 1;
 	snprintf(path_hash_src, sizeof(path_hash_src), "%u/%s", parent, p->name);
-	p->fh.data[0] = GW_FH_VERSION;
-	p->fh.data[1] = GW_FH_PSEUDO;
-	xdr_put_u32(p->fh.data + 4, s->npseudo);
-	xdr_put_u32(p->fh.data + 8, fnv1a(path_hash_src) ^ (uint32_t)s->pseudo[parent].fileid);
-	p->fh.len = GW_FH_HDR;
+	gw_fh_make(s->fh_key, &p->fh, GW_FH_PSEUDO, s->npseudo,
+		   fnv1a(path_hash_src) ^ (uint32_t)s->pseudo[parent].fileid, NULL, 0);
 	return (int)s->npseudo++;
 }
 
@@ -380,9 +372,7 @@ static int pseudo_build(struct gw_srv *s)
 	memset(&s->pseudo[0], 0, sizeof(s->pseudo[0]));
 	s->pseudo[0].xport = -1;
 	s->pseudo[0].fileid = 1;
-	s->pseudo[0].fh.data[0] = GW_FH_VERSION;
-	s->pseudo[0].fh.data[1] = GW_FH_PSEUDO;
-	s->pseudo[0].fh.len = GW_FH_HDR;
+	gw_fh_make(s->fh_key, &s->pseudo[0].fh, GW_FH_PSEUDO, 0, 0, NULL, 0);
 	for (i = 0; i < s->nxports; i++) {
 		struct gw_xport *xp = s->xports[i];
 		const char *p;
@@ -562,6 +552,7 @@ int gw_exports_load(struct gw_srv *s, struct gw_config *cfg)
 		if (!xp)
 			return -ENOMEM;
 		xp->id = id;
+		xp->fh_key = s->fh_key;
 		err = xport_open(xp, &cfg->exports[i]);
 		if (err) {
 			xport_free(xp);

@@ -321,13 +321,8 @@ static int make_fh(struct gw_xport *xp, int bfd, struct gw_fh *fh)
 	h.fh.handle_bytes = GW_FH_HANDLE_MAX;
 	if (name_to_handle_at(bfd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0)
 		return errno == EOVERFLOW ? -ENAMETOOLONG : -errno;
-	fh->data[0] = GW_FH_VERSION;
-	fh->data[1] = GW_FH_FILE;
-	fh->data[2] = fh->data[3] = 0;
-	xdr_put_u32(fh->data + 4, xp->id);
-	xdr_put_u32(fh->data + 8, (uint32_t)h.fh.handle_type);
-	memcpy(fh->data + GW_FH_HDR, h.fh.f_handle, h.fh.handle_bytes);
-	fh->len = GW_FH_HDR + h.fh.handle_bytes;
+	gw_fh_make(xp->fh_key, fh, GW_FH_FILE, xp->id, (uint32_t)h.fh.handle_type, h.fh.f_handle,
+		   h.fh.handle_bytes);
 	return 0;
 }
 
@@ -418,7 +413,13 @@ static int open_served(struct gw_xport *xp, const char *rel, const struct stat *
 	return 0;
 }
 
-/* A backing fd's path relative to the export's backing directory. */
+/*
+ * A backing fd's path relative to the export's backing directory: 0,
+ * -ESTALE (removed, or the kernel knows no path for it: the link of a
+ * disconnected dentry, a file decoded from its handle that nothing has
+ * looked up by name since the caches were dropped, is "/") or -EXDEV (a
+ * path outside the export).
+ */
 static int backing_rel(struct gw_xport *xp, int bfd, char *rel, size_t size)
 {
 	char link[32], path[PATH_MAX + 16];
@@ -433,7 +434,7 @@ static int backing_rel(struct gw_xport *xp, int bfd, char *rel, size_t size)
 		return -ESTALE;
 	if (strncmp(path, xp->back_path, xp->back_len) != 0 ||
 	    (path[xp->back_len] != '/' && path[xp->back_len] != '\0'))
-		return -ESTALE; /* outside the export */
+		return strcmp(path, "/") == 0 ? -ESTALE : -EXDEV;
 	snprintf(rel, size, "%s", path[xp->back_len] == '/' ? path + xp->back_len + 1 : "");
 	return 0;
 }
@@ -478,6 +479,7 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 		uint8_t buf[GW_FH_HANDLE_MAX];
 	} h;
 	struct gw_xport *xp = gw_xport_find(s, xdr_get_u32(fh + 4));
+	size_t hdr = gw_fh_hdr(fh);
 	char rel[PATH_MAX + 16];
 	struct gw_fh gfh;
 	struct stat bst;
@@ -485,9 +487,9 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 
 	if (!xp)
 		return -ESTALE;
-	h.fh.handle_bytes = (unsigned int)(len - GW_FH_HDR);
+	h.fh.handle_bytes = (unsigned int)(len - hdr);
 	h.fh.handle_type = (int)xdr_get_u32(fh + 8);
-	memcpy(h.fh.f_handle, fh + GW_FH_HDR, len - GW_FH_HDR);
+	memcpy(h.fh.f_handle, fh + hdr, len - hdr);
 	bfd = GW_FD_RETRY(open_by_handle_at(xp->hfd, &h.fh, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	if (bfd < 0)
 		return errno == EINVAL ? -EBADF : errno == ENOENT ? -ESTALE : -errno;
@@ -502,7 +504,7 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 	if (!xp->lacunafs) {
 		err = backing_rel(xp, bfd, rel, sizeof(rel));
 		if (err)
-			goto out_close_bfd;
+			goto out_close_stale;
 		fd = bfd;
 	} else {
 		/* the file may be renamed between the two steps: try again then */
@@ -513,16 +515,36 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 			if (!err || err != -ESTALE || tries == 2)
 				break;
 		}
-		/* no path (nothing cached since a reboot): lacunafs finds it by its handle */
-		if (err == -ESTALE && !S_ISDIR(bst.st_mode))
+		/*
+		 * no path (nothing cached since a reboot): lacunafs finds it by
+		 * its handle, and refuses it if it can tell it lies outside its
+		 * backing directory, which it cannot for such a file. Never a
+		 * file with a path outside, and never for an untagged version 1
+		 * handle (legacy_handles), which anyone can make: those resolve
+		 * only what has a path under the export.
+		 */
+		if (err == -ESTALE && !S_ISDIR(bst.st_mode) && hdr == GW_FH_HDR)
 			err = open_by_lfs_handle(xp, &h.fh, &bst, &fd);
 		if (err)
-			goto out_close_bfd;
+			goto out_close_stale;
+	}
+	if (hdr == GW_FH_HDR_V1 && S_ISDIR(bst.st_mode) && bst.st_ino == xp->root_ino) {
+		/* a version 1 handle of the export root: the root's object (LOOKUPP knows it) */
+		close(fd);
+		if (bfd != fd)
+			close(bfd);
+		*out = export_root(s, xp, &err);
+		return err;
 	}
 	memcpy(gfh.data, fh, len);
 	gfh.len = (uint32_t)len;
 	return file_obj(xp, fd, bfd, &bst, &gfh, out);
 
+out_close_stale:
+	if (err == -EXDEV) {
+		log_debug("handle of a file outside export %s refused", xp->path);
+		err = -ESTALE;
+	}
 out_close_bfd:
 	close(bfd);
 	return err;
@@ -549,21 +571,29 @@ int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_ob
 static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	struct gw_obj *o;
+	size_t hdr;
+	int rc;
 
 	*out = NULL;
-	if (len < GW_FH_HDR || len > NFS4_FHSIZE || fh[0] != GW_FH_VERSION || fh[2] || fh[3])
-		return -EBADF;
+	/* the tag first: nothing of a handle not made here is looked at */
+	rc = gw_fh_check(s->fh_key, s->cfg && s->cfg->legacy_handles, fh, len);
+	if (rc < 0)
+		return rc;
+	hdr = gw_fh_hdr(fh);
 	if (fh[1] == GW_FH_PSEUDO) {
 		uint32_t idx = xdr_get_u32(fh + 4);
 
-		if (len != GW_FH_HDR)
+		if (len != hdr)
 			return -EBADF;
-		if (idx >= s->npseudo || memcmp(s->pseudo[idx].fh.data, fh, len))
+		/* a version 1 handle has the same bytes 0-11 but the version */
+		if (idx >= s->npseudo ||
+		    memcmp(s->pseudo[idx].fh.data + 1, fh + 1, GW_FH_HDR_V1 - 1) ||
+		    (!rc && memcmp(s->pseudo[idx].fh.data, fh, len)))
 			return -ESTALE;
 		*out = pseudo_obj(s, idx);
 		return *out ? 0 : -ENOMEM;
 	}
-	if (fh[1] != GW_FH_FILE || len == GW_FH_HDR)
+	if (fh[1] != GW_FH_FILE || len == hdr)
 		return -EBADF;
 	o = cache_find(fh, len);
 	if (o) {

@@ -175,7 +175,8 @@ static void write_stats(const char *path)
 		rs.grace_refused, rs.records);
 	fprintf(f, "exports_not_atomic %llu\nstate_refused %llu\n", gw.stats.exports_not_atomic,
 		gw.stats.state_refused);
-	fprintf(f, "state_opens_refused %llu\nstate_locks_refused %llu\n"
+	fprintf(f,
+		"state_opens_refused %llu\nstate_locks_refused %llu\n"
 		"state_unconfirmed_evicted %llu\nreply_cache_short %llu\nreply_cache_bytes %llu\n",
 		gw.stats.state_opens_refused, gw.stats.state_locks_refused,
 		gw.stats.state_unconfirmed_evicted, gw.stats.reply_cache_short,
@@ -344,6 +345,12 @@ int main(int argc, char *argv[])
 	if (getrandom(gw.write_verf, sizeof(gw.write_verf), 0) != sizeof(gw.write_verf))
 		memcpy(gw.write_verf, &gw.boot_ns, sizeof(gw.write_verf));
 
+	err = gw_fh_key_load(cfg->state_dir, gw.fh_key);
+	if (err) {
+		log_err("lacunad: no file handle key (state_dir %s): not starting",
+			cfg->state_dir ? cfg->state_dir : "none");
+		goto out_cfg;
+	}
 	err = make_pools(cfg);
 	if (err)
 		goto out_cfg;

@@ -88,16 +88,17 @@ static int clone_ioctl(struct nfs4_compound *c, const struct clone_args *a, int 
 		       uint64_t *cloned)
 {
 	const struct gw_fh *fh = &c->sfh->fh;
+	size_t hdr = gw_fh_hdr(fh->data);
 	struct lacuna_clone cl;
 
-	if (fh->len <= GW_FH_HDR || fh->len - GW_FH_HDR > LACUNA_FH_NAME_BYTES)
+	if (fh->len <= hdr || fh->len - hdr > LACUNA_FH_NAME_BYTES)
 		return -EXDEV; /* a backing handle lacunafs cannot be given */
 	memset(&cl, 0, sizeof(cl));
 	cl.size = sizeof(cl);
 	cl.version = LACUNA_ABI_VERSION;
 	cl.handle_type = xdr_get_u32(fh->data + 8);
-	cl.handle_bytes = fh->len - GW_FH_HDR;
-	memcpy(cl.handle, fh->data + GW_FH_HDR, cl.handle_bytes);
+	cl.handle_bytes = (uint32_t)(fh->len - hdr);
+	memcpy(cl.handle, fh->data + hdr, cl.handle_bytes);
 	cl.src_offset = a->src_off;
 	cl.dst_offset = a->dst_off;
 	cl.length = a->count;

@@ -154,12 +154,8 @@ static int rd_peek(const struct gw_obj *dir, const char *name, struct gw_obj *o)
 	o->rfd = -1;
 	o->type = st.st_mode & S_IFMT;
 	o->fileid = st.st_ino;
-	o->fh.data[0] = GW_FH_VERSION;
-	o->fh.data[1] = GW_FH_FILE;
-	xdr_put_u32(o->fh.data + 4, dir->xp->id);
-	xdr_put_u32(o->fh.data + 8, (uint32_t)h.fh.handle_type);
-	memcpy(o->fh.data + GW_FH_HDR, h.fh.f_handle, h.fh.handle_bytes);
-	o->fh.len = GW_FH_HDR + h.fh.handle_bytes;
+	gw_fh_make(dir->xp->fh_key, &o->fh, GW_FH_FILE, dir->xp->id, (uint32_t)h.fh.handle_type,
+		   h.fh.f_handle, h.fh.handle_bytes);
 	pthread_mutex_init(&o->lock, NULL);
 	return 0;
 }

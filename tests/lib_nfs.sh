@@ -37,6 +37,10 @@
 # slash, and "" is no export path). DIR is exported rw with
 # no_root_squash: the tests run as root and check files as root.
 # ARGS are added to lacunad's command line (--threads 2, --lease-time 10).
+# Unless ARGS give a --state-dir, each server gets a new state directory
+# holding the file handle key of the test's first server, so that
+# handles outlive restarts as they do for a server keeping its state
+# directory, while no client records are carried over.
 #
 # With LT_NFS_SERVER=ganesha the same tests run against NFS-Ganesha (VFS
 # backend, DIR as the pseudo root "/"), to tell a test's mistakes from a
@@ -214,9 +218,18 @@ nfs_start() {
 		NFS_LOG="$LT_TMP/lacunad.$NFS_N.log"
 		case $LT_NFS_SERVER in
 		lacunad)
-			# a state directory of its own, unless the test gives one
+			# a state directory of its own, unless the test gives one,
+			# with the file handle key of the test's first server: the
+			# same server as far as handles go, without the client
+			# records of the last one
 			state=(--state-dir "$LT_TMP/lacunad-state.$NFS_N")
-			[[ " $* " != *" --state-dir "* ]] || state=()
+			if [[ " $* " == *" --state-dir "* ]]; then
+				state=()
+			elif [ -e "$LT_TMP/lacunad-fh-key" ]; then
+				mkdir -m 700 "$LT_TMP/lacunad-state.$NFS_N" &&
+					cp -p "$LT_TMP/lacunad-fh-key" "$LT_TMP/lacunad-state.$NFS_N/fh-key" ||
+					lt_hard "copy the file handle key"
+			fi
 			# NFS_NOFILE: lacunad's RLIMIT_NOFILE (soft and hard) from its
 			# start: io_uring's armed accept keeps the limit it saw then
 			setsid ${NFS_NOFILE:+prlimit --nofile="$NFS_NOFILE:$NFS_NOFILE"} \
@@ -236,6 +249,8 @@ nfs_start() {
 		lt_push_cleanup "_nfs_kill $NFS_PID"
 		for ((i = 0; i < 300; i++)); do
 			if _nfs_listening "$NFS_PID" "$port" && _nfs_started; then
+				[ -n "${state[*]:-}" ] && [ ! -e "$LT_TMP/lacunad-fh-key" ] &&
+					cp -p "$LT_TMP/lacunad-state.$NFS_N/fh-key" "$LT_TMP/lacunad-fh-key"
 				lt_log "$LT_NFS_SERVER (PID $NFS_PID) serves $dir on 127.0.0.1:$port"
 				return 0
 			fi
