@@ -35,7 +35,11 @@
 # (server:/), so libnfs reaches DIR/a/b as nfs://127.0.0.1//a/b (the
 # double slash: libnfs splits a URL into export path and file at the last
 # slash, and "" is no export path). DIR is exported rw with
-# no_root_squash: the tests run as root and check files as root.
+# no_root_squash: the tests run as root and check files as root. The
+# export is secure (lacunad's default, as exports(5)'s): the tests' clients
+# connect from reserved ports, as root (tests/tools/resvport.py, libnfs);
+# NFS_EXPORT_OPTS=OPTS adds options (insecure, for a test that opens more
+# connections than there are reserved ports).
 # ARGS are added to lacunad's command line (--threads 2, --lease-time 10).
 #
 # With LT_NFS_SERVER=ganesha the same tests run against NFS-Ganesha (VFS
@@ -201,7 +205,7 @@ nfs_start() {
 	local dir=$1 try i port conf srv state
 	shift
 	[ -z "$NFS_PID" ] || lt_hard "nfs_start: a server is already running (PID $NFS_PID)"
-	srv=(--export "$dir" --export-options no_root_squash)
+	srv=(--export "$dir" --export-options "no_root_squash${NFS_EXPORT_OPTS:+,$NFS_EXPORT_OPTS}")
 	if [ "$dir" = --config ]; then
 		[ "$LT_NFS_SERVER" = lacunad ] || lt_hard "nfs_start --config: lacunad only"
 		srv=(--config "$1")
@@ -500,8 +504,8 @@ nfs_cap_opcounts() {
 # nfs_plain_conf [SETTING...]: write $LT_TMP/lacunad.conf exporting the
 # plain directory $LT_TMP/export (made if missing) read-write to
 # 127.0.0.0/8 (root stays root), with the stats file $LT_TMP/stats and
-# each SETTING ("key = value") on a line of its own; sets NFS_CONF and
-# NFS_PLAIN_DIR.
+# each SETTING ("key = value") on a line of its own, and NFS_EXPORT_OPTS
+# added to the options as nfs_start does; sets NFS_CONF and NFS_PLAIN_DIR.
 nfs_plain_conf() {
 	local s
 	NFS_PLAIN_DIR="$LT_TMP/export"
@@ -510,7 +514,7 @@ nfs_plain_conf() {
 	{
 		echo "stats_file = $LT_TMP/stats"
 		for s in "$@"; do echo "$s"; done
-		echo "$NFS_PLAIN_DIR 127.0.0.0/8(rw,no_root_squash,fsid=root)"
+		echo "$NFS_PLAIN_DIR 127.0.0.0/8(rw,no_root_squash,fsid=root${NFS_EXPORT_OPTS:+,$NFS_EXPORT_OPTS})"
 	} >"$NFS_CONF" || lt_hard "cannot write $NFS_CONF"
 }
 
