@@ -35,7 +35,8 @@
 # (server:/), so libnfs reaches DIR/a/b as nfs://127.0.0.1//a/b (the
 # double slash: libnfs splits a URL into export path and file at the last
 # slash, and "" is no export path). DIR is exported rw with
-# no_root_squash: the tests run as root and check files as root. The
+# no_root_squash: the tests run as root and check files as root
+# (NFS_LISTEN_ADDR=ADDR: listen there instead of 127.0.0.1). The
 # export is secure (lacunad's default, as exports(5)'s): the tests' clients
 # connect from reserved ports, as root (tests/tools/resvport.py, libnfs);
 # NFS_EXPORT_OPTS=OPTS adds options (insecure, for a test that opens more
@@ -225,7 +226,7 @@ nfs_start() {
 			# start: io_uring's armed accept keeps the limit it saw then
 			setsid ${NFS_NOFILE:+prlimit --nofile="$NFS_NOFILE:$NFS_NOFILE"} \
 				"$LACUNAD" "${srv[@]}" "${state[@]}" \
-				--listen "127.0.0.1:$port" -f "$@" </dev/null >"$NFS_LOG" 2>&1 &
+				--listen "${NFS_LISTEN_ADDR:-127.0.0.1}:$port" -f "$@" </dev/null >"$NFS_LOG" 2>&1 &
 			;;
 		ganesha)
 			conf="$LT_TMP/ganesha.$NFS_N.conf"
@@ -240,7 +241,7 @@ nfs_start() {
 		lt_push_cleanup "_nfs_kill $NFS_PID"
 		for ((i = 0; i < 300; i++)); do
 			if _nfs_listening "$NFS_PID" "$port" && _nfs_started; then
-				lt_log "$LT_NFS_SERVER (PID $NFS_PID) serves $dir on 127.0.0.1:$port"
+				lt_log "$LT_NFS_SERVER (PID $NFS_PID) serves $dir on ${NFS_LISTEN_ADDR:-127.0.0.1}:$port"
 				return 0
 			fi
 			kill -0 "$NFS_PID" 2>/dev/null || break
@@ -248,7 +249,7 @@ nfs_start() {
 		done
 		if kill -0 "$NFS_PID" 2>/dev/null; then
 			sed 's/^/# server: /' "$NFS_LOG"
-			lt_hard "$LT_NFS_SERVER does not listen on 127.0.0.1:$port after 15 s"
+			lt_hard "$LT_NFS_SERVER does not listen on ${NFS_LISTEN_ADDR:-127.0.0.1}:$port after 15 s"
 		fi
 		wait "$NFS_PID" 2>/dev/null
 		unset "NFS_RUNNING[$NFS_PID]"
