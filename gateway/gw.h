@@ -220,6 +220,8 @@ struct gw_stats {
 	atomic_ullong rdma_conns_refused;
 	/* fds still short after dropping idle cached files: NFS4ERR_DELAY (gw_fd.c) */
 	atomic_ullong fd_exhausted;
+	/* calls refused with NFS4ERR_PERM for an unreserved port on a secure export */
+	atomic_ullong insecure_port_refused;
 };
 
 struct gw_srv {

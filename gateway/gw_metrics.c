@@ -150,6 +150,9 @@ static void render_conns(FILE *f, const struct gw_stats *st)
 		ld(&st->conns_refused), ld(&st->conns_evicted), ld(&st->conns_idle_closed),
 		ld(&st->conns_record_timeout), ld(&st->conns_send_timeout), ld(&st->conn_stalls),
 		ld(&st->client_stalls), ld(&st->state_refused), ld(&st->fd_exhausted));
+	counter(f, "lacunad_insecure_port_refused_total",
+		"Calls refused (NFS4ERR_PERM) for an unreserved source port on a secure export",
+		ld(&st->insecure_port_refused));
 	gauge(f, "lacunad_cached_files", "File objects kept open by the cache",
 	      (unsigned long long)gw_obj_cached());
 	nfs4_state_get_stats(&gw, &ss);

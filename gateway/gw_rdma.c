@@ -276,6 +276,8 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	id->context = c;
 	c->info.id = GW_RDMA_ID_BIT | ++gw_rdma.next_id;
 	c->info.rdma = true;
+	c->info.resvport =
+		true; /* as nfsd's svc_rdma_recvfrom(): see port_ok() in nfs4_compound.c */
 	c->info.peer = ss;
 	c->info.peer_len = sslen;
 	c->credits = credits;

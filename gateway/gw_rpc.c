@@ -190,6 +190,18 @@ void gw_rpc_process(struct gw_srv *s, struct gw_req *req)
 	LTRACE(lacunad, rpc__reply, xid, proc, status, ns, xdr_out_len(&req->reply));
 }
 
+bool gw_port_reserved(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const void *)ss;
+	const struct sockaddr_in *s4 = (const void *)ss;
+
+	if (ss->ss_family == AF_INET6)
+		return ntohs(s6->sin6_port) < IPPORT_RESERVED;
+	if (ss->ss_family == AF_INET)
+		return ntohs(s4->sin_port) < IPPORT_RESERVED;
+	return false;
+}
+
 const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size)
 {
 	const struct sockaddr_in6 *s6 = (const void *)ss;

@@ -165,6 +165,7 @@ void gw_conn_new(int fd)
 	c->info.peer_len = sizeof(c->info.peer);
 	if (getpeername(fd, (struct sockaddr *)&c->info.peer, &c->info.peer_len))
 		c->info.peer_len = 0; /* the peer is already gone: the recv will say so */
+	c->info.resvport = gw_port_reserved(&c->info.peer);
 	c->info.id = ++gw_tcp.next_id;
 	pthread_rwlock_rdlock(&gw_tcp.srv->cfg_lock);
 	c->rec_max = gw_tcp.srv->cfg->max_record;

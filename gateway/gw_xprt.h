@@ -35,6 +35,9 @@ struct gw_req {
 /* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of @ss into @buf, for logs; returns @buf. */
 const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size);
 
+/* Is the source port of @ss reserved (below 1024), as bindresvport(3) picks? */
+bool gw_port_reserved(const struct sockaddr_storage *ss);
+
 /* The client address of @ss (@len bytes; 0: none) as 16 bytes, IPv4 as IPv4-mapped IPv6. */
 void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16]);
 

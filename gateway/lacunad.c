@@ -183,6 +183,7 @@ static void write_stats(const char *path)
 		(unsigned long long)ss.reply_cache);
 	fprintf(f, "fd_exhausted %llu\ncached_files %zu\n", gw.stats.fd_exhausted, gw_obj_cached());
 	fprintf(f, "drc_hits %llu\n", gw.stats.drc_hits);
+	fprintf(f, "insecure_port_refused %llu\n", gw.stats.insecure_port_refused);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
 		gw.stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",

@@ -4,9 +4,12 @@
  * answered is described in nfs4_compound.h.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "gw_drc.h"
+#include "gw_xprt.h"
 #include "log.h"
 #include "nfs4_ops.h"
 #include "nfs4_state.h"
@@ -51,6 +54,86 @@ static bool flavor_allowed(const struct gw_client *rule, uint32_t flavor)
 }
 
 /*
+ * exports(5)'s secure, as Linux nfsd's nfsd_originating_port_ok(): a
+ * secure rule takes AUTH_SYS and AUTH_NONE only from a reserved port,
+ * where a client host's root, not any of its users, speaks (the uid
+ * AUTH_SYS claims is only as good as that). RPCSEC_GSS proves who calls
+ * whatever the port (lacunad takes no GSS yet: this is where it would
+ * pass). RPC-over-RDMA connections count as reserved, as nfsd's
+ * svc_rdma_recvfrom() marks every RDMA request RQ_SECURE: they come
+ * through an RDMA device the client host's kernel controls, and its
+ * connection manager's ports are no socket ports an unprivileged user
+ * picks (docs/lacunad.conf.5.md).
+ */
+static bool port_ok(const struct nfs4_compound *c, const struct gw_client *rule)
+{
+	return !rule->opts.secure || c->flavor == RPC_AUTH_GSS || c->conn->resvport;
+}
+
+#define PORT_LOG_SEC 60
+
+/* Count a call refused for its source port, and say so at most once a minute. */
+static uint32_t port_refused(const struct nfs4_compound *c, const char *where)
+{
+	static _Atomic long logged;
+	long now = (long)time(NULL);
+	long last = atomic_load(&logged);
+	char a[64];
+
+	gw_stat_add(&c->srv->stats.insecure_port_refused, 1);
+	if (now - last >= PORT_LOG_SEC && atomic_compare_exchange_strong(&logged, &last, now))
+		log_warn("nfs4: request from insecure port %s refused (NFS4ERR_PERM): %s is "
+			 "'secure' for it; the client should use a port below 1024, or the "
+			 "export's options 'insecure' (logged once a minute)",
+			 gw_addr_str(&c->conn->peer, a, sizeof(a)), where);
+	return NFS4ERR_PERM;
+}
+
+/*
+ * A pseudo directory is open from a port when some export admitting the
+ * client there is: a client only secure rules admit sees none of the
+ * namespace from an unreserved port.
+ */
+static uint32_t check_pseudo(const struct nfs4_compound *c, bool port)
+{
+	const struct sockaddr *peer = (const struct sockaddr *)&c->conn->peer;
+	const struct gw_client *rule;
+	bool admitted = false;
+	size_t i;
+
+	for (i = 0; i < c->srv->cfg->nexports; i++) {
+		rule = gw_export_match(&c->srv->cfg->exports[i], peer);
+		if (rule && (!port || port_ok(c, rule)))
+			return NFS4_OK;
+		admitted |= rule != NULL;
+	}
+	if (!admitted)
+		return NFS4ERR_ACCESS;
+	return port_refused(c, "every export admitting it");
+}
+
+uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o)
+{
+	const struct gw_export *exp;
+	const struct gw_client *rule;
+	uint32_t st;
+
+	if (c->conn->resvport)
+		return NFS4_OK;
+	if (gw_obj_is_pseudo(o)) {
+		st = check_pseudo(c, true);
+		return st == NFS4ERR_ACCESS ? NFS4_OK : st;
+	}
+	exp = gw_xport_cfg(c->srv, o->xp);
+	if (!exp)
+		return NFS4_OK;
+	rule = gw_export_match(exp, (const struct sockaddr *)&c->conn->peer);
+	if (!rule || port_ok(c, rule))
+		return NFS4_OK;
+	return port_refused(c, exp->path);
+}
+
+/*
  * Which export rule admits this client to @o, and with what identity.
  * Pseudo directories are open to every client some export admits; their
  * identity is "nobody" (nothing is done on a filesystem there).
@@ -60,14 +143,12 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 	const struct sockaddr *peer = (const struct sockaddr *)&c->conn->peer;
 	const struct gw_export *exp;
 	const struct gw_client *rule;
-	size_t i;
+	uint32_t st;
 
 	if (gw_obj_is_pseudo(o)) {
-		for (i = 0; i < c->srv->cfg->nexports; i++)
-			if (gw_export_match(&c->srv->cfg->exports[i], peer))
-				break;
-		if (i == c->srv->cfg->nexports)
-			return NFS4ERR_ACCESS;
+		st = check_pseudo(c, !c->conn->resvport);
+		if (st != NFS4_OK)
+			return st;
 		c->rule = NULL;
 		return NFS4_OK;
 	}
@@ -77,6 +158,8 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 	rule = gw_export_match(exp, peer);
 	if (!rule)
 		return NFS4ERR_ACCESS;
+	if (!port_ok(c, rule))
+		return port_refused(c, exp->path);
 	if (!flavor_allowed(rule, c->flavor) && c->opnum != OP_SECINFO &&
 	    c->opnum != OP_SECINFO_NO_NAME)
 		return NFS4ERR_WRONGSEC;

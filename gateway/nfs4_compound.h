@@ -81,6 +81,9 @@ struct gw_conn_info {
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	bool rdma;
+	/* from a reserved source port (below 1024), or over RDMA: what exports(5)'s
+	 * secure asks of AUTH_SYS and AUTH_NONE callers (nfs4_check_port) */
+	bool resvport;
 };
 
 /* One COMPOUND being processed. */
@@ -164,6 +167,14 @@ void nfs4_set_cfh(struct nfs4_compound *c, struct gw_obj *o);
 
 /* Apply the export rule of c->cfh to the caller: credentials, squash. */
 uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o);
+
+/*
+ * NFS4ERR_PERM when the rule admitting the client to @o is secure and the
+ * call came from an unreserved port with AUTH_SYS or AUTH_NONE (counted
+ * and logged); else NFS4_OK, also when no rule admits the client (that is
+ * nfs4_check_export's to say). Run by the ops that put a file handle.
+ */
+uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o);
 
 /* ---------------------------------------------------------------- shared XDR pieces */
 

@@ -11,6 +11,11 @@
  * server cannot have made (wrong length, version, export) is
  * NFS4ERR_BADHANDLE, one naming a file that is gone NFS4ERR_STALE.
  * PUTPUBFH is PUTROOTFH: lacunad has no separate public file handle.
+ * Every op here that puts a handle (PUTFH, PUTROOTFH, LOOKUP, LOOKUPP)
+ * answers NFS4ERR_PERM when the export rule admitting the client is
+ * secure and the call came from an unreserved port (nfs4_check_port);
+ * the rest of the rule (ACCESS, WRONGSEC, squashing) is applied by the
+ * first op that uses the handle.
  *
  * Names (component4) are checked as Linux nfsd's check_filename() does:
  * empty is NFS4ERR_INVAL, "." and ".." and any name holding a '/' are
@@ -51,11 +56,16 @@ static uint32_t fh_need_dir(const struct gw_obj *o)
  * long, "." or "..", a '/') lands in *status for the handler to return;
  * only a record that cannot be decoded at all fails the decode.
  */
-/* A new current file handle (reference taken over); the current stateid becomes invalid. */
-static void fh_put_new(struct nfs4_compound *c, struct gw_obj *o)
+/*
+ * A new current file handle (reference taken over); the current stateid
+ * becomes invalid. The handle is verified as nfsd's fh_verify() does for
+ * a secure export: NFS4ERR_PERM from an unreserved port.
+ */
+static uint32_t fh_put_new(struct nfs4_compound *c, struct gw_obj *o)
 {
 	nfs4_set_cfh(c, o);
 	c->cur_sid_set = false;
+	return nfs4_check_port(c, o);
 }
 
 /* No current file handle any more (SECINFO in 4.1+). */
@@ -75,8 +85,7 @@ uint32_t nfs4_run_putrootfh(struct nfs4_compound *c, void *args)
 	o = gw_obj_root(c->srv);
 	if (!o)
 		return NFS4ERR_SERVERFAULT;
-	fh_put_new(c, o);
-	return NFS4_OK;
+	return fh_put_new(c, o);
 }
 
 uint32_t nfs4_run_putpubfh(struct nfs4_compound *c, void *args)
@@ -124,8 +133,7 @@ uint32_t nfs4_run_putfh(struct nfs4_compound *c, void *args)
 	rc = gw_obj_from_fh(c->srv, a->fh, a->len, &o);
 	if (rc)
 		return nfs4_errno(rc);
-	fh_put_new(c, o);
-	return NFS4_OK;
+	return fh_put_new(c, o);
 }
 
 /* ---------------------------------------------------------------- GETFH */
@@ -205,9 +213,7 @@ uint32_t nfs4_run_lookup(struct nfs4_compound *c, void *args)
 	struct gw_obj *o;
 	uint32_t st = lookup_name(c, args, &o);
 
-	if (st == NFS4_OK)
-		fh_put_new(c, o);
-	return st;
+	return st == NFS4_OK ? fh_put_new(c, o) : st;
 }
 
 uint32_t nfs4_run_lookupp(struct nfs4_compound *c, void *args)
@@ -223,8 +229,7 @@ uint32_t nfs4_run_lookupp(struct nfs4_compound *c, void *args)
 	rc = gw_obj_parent(c->srv, c->cfh, &o);
 	if (rc)
 		return nfs4_errno(rc);
-	fh_put_new(c, o);
-	return NFS4_OK;
+	return fh_put_new(c, o);
 }
 
 /* ---------------------------------------------------------------- SECINFO, SECINFO_NO_NAME */

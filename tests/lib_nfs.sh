@@ -35,7 +35,12 @@
 # (server:/), so libnfs reaches DIR/a/b as nfs://127.0.0.1//a/b (the
 # double slash: libnfs splits a URL into export path and file at the last
 # slash, and "" is no export path). DIR is exported rw with
-# no_root_squash: the tests run as root and check files as root.
+# no_root_squash: the tests run as root and check files as root
+# (NFS_LISTEN_ADDR=ADDR: listen there instead of 127.0.0.1). The
+# export is secure (lacunad's default, as exports(5)'s): the tests' clients
+# connect from reserved ports, as root (tests/tools/resvport.py, libnfs);
+# NFS_EXPORT_OPTS=OPTS adds options (insecure, for a test that opens more
+# connections than there are reserved ports).
 # ARGS are added to lacunad's command line (--threads 2, --lease-time 10).
 # Unless ARGS give a --state-dir, each server gets a new state directory
 # holding the file handle key of the test's first server, so that
@@ -205,7 +210,7 @@ nfs_start() {
 	local dir=$1 try i port conf srv state
 	shift
 	[ -z "$NFS_PID" ] || lt_hard "nfs_start: a server is already running (PID $NFS_PID)"
-	srv=(--export "$dir" --export-options no_root_squash)
+	srv=(--export "$dir" --export-options "no_root_squash${NFS_EXPORT_OPTS:+,$NFS_EXPORT_OPTS}")
 	if [ "$dir" = --config ]; then
 		[ "$LT_NFS_SERVER" = lacunad ] || lt_hard "nfs_start --config: lacunad only"
 		srv=(--config "$1")
@@ -234,7 +239,7 @@ nfs_start() {
 			# start: io_uring's armed accept keeps the limit it saw then
 			setsid ${NFS_NOFILE:+prlimit --nofile="$NFS_NOFILE:$NFS_NOFILE"} \
 				"$LACUNAD" "${srv[@]}" "${state[@]}" \
-				--listen "127.0.0.1:$port" -f "$@" </dev/null >"$NFS_LOG" 2>&1 &
+				--listen "${NFS_LISTEN_ADDR:-127.0.0.1}:$port" -f "$@" </dev/null >"$NFS_LOG" 2>&1 &
 			;;
 		ganesha)
 			conf="$LT_TMP/ganesha.$NFS_N.conf"
@@ -251,7 +256,7 @@ nfs_start() {
 			if _nfs_listening "$NFS_PID" "$port" && _nfs_started; then
 				[ -n "${state[*]:-}" ] && [ ! -e "$LT_TMP/lacunad-fh-key" ] &&
 					cp -p "$LT_TMP/lacunad-state.$NFS_N/fh-key" "$LT_TMP/lacunad-fh-key"
-				lt_log "$LT_NFS_SERVER (PID $NFS_PID) serves $dir on 127.0.0.1:$port"
+				lt_log "$LT_NFS_SERVER (PID $NFS_PID) serves $dir on ${NFS_LISTEN_ADDR:-127.0.0.1}:$port"
 				return 0
 			fi
 			kill -0 "$NFS_PID" 2>/dev/null || break
@@ -259,7 +264,7 @@ nfs_start() {
 		done
 		if kill -0 "$NFS_PID" 2>/dev/null; then
 			sed 's/^/# server: /' "$NFS_LOG"
-			lt_hard "$LT_NFS_SERVER does not listen on 127.0.0.1:$port after 15 s"
+			lt_hard "$LT_NFS_SERVER does not listen on ${NFS_LISTEN_ADDR:-127.0.0.1}:$port after 15 s"
 		fi
 		wait "$NFS_PID" 2>/dev/null
 		unset "NFS_RUNNING[$NFS_PID]"
@@ -515,8 +520,8 @@ nfs_cap_opcounts() {
 # nfs_plain_conf [SETTING...]: write $LT_TMP/lacunad.conf exporting the
 # plain directory $LT_TMP/export (made if missing) read-write to
 # 127.0.0.0/8 (root stays root), with the stats file $LT_TMP/stats and
-# each SETTING ("key = value") on a line of its own; sets NFS_CONF and
-# NFS_PLAIN_DIR.
+# each SETTING ("key = value") on a line of its own, and NFS_EXPORT_OPTS
+# added to the options as nfs_start does; sets NFS_CONF and NFS_PLAIN_DIR.
 nfs_plain_conf() {
 	local s
 	NFS_PLAIN_DIR="$LT_TMP/export"
@@ -525,7 +530,7 @@ nfs_plain_conf() {
 	{
 		echo "stats_file = $LT_TMP/stats"
 		for s in "$@"; do echo "$s"; done
-		echo "$NFS_PLAIN_DIR 127.0.0.0/8(rw,no_root_squash,fsid=root)"
+		echo "$NFS_PLAIN_DIR 127.0.0.0/8(rw,no_root_squash,fsid=root${NFS_EXPORT_OPTS:+,$NFS_EXPORT_OPTS})"
 	} >"$NFS_CONF" || lt_hard "cannot write $NFS_CONF"
 }
 

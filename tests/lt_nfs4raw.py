@@ -16,6 +16,10 @@
 import os
 import socket
 import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+from resvport import connect  # noqa: E402
 
 OP = dict(ACCESS=3, CREATE=6, GETATTR=9, GETFH=10, LINK=11, LOOKUP=15, LOOKUPP=16,
           PUTFH=22, PUTPUBFH=23, PUTROOTFH=24, READDIR=26, READLINK=27, REMOVE=28,
@@ -240,14 +244,19 @@ class Client:
     """One TCP connection; call() sends a COMPOUND and returns
     (status, [[opnum, status, results], ...])."""
 
-    def __init__(self, port, host="127.0.0.1", uid=0, gid=0, sport=0):
-        """sport: connect from this local port (0: any)"""
-        self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.s.settimeout(60)
+    def __init__(self, port, host="127.0.0.1", uid=0, gid=0, sport=0, source=None,
+                 reserved=None):
+        """sport: connect from this local port (0: a reserved one when root,
+        see tests/tools/resvport.py); source: from this address (default
+        @host); reserved: as resvport.connect()"""
         if sport:
+            self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.s.settimeout(60)
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.s.bind((host, sport))
-        self.s.connect((host, port))
+            self.s.bind((source or host, sport))
+            self.s.connect((host, port))
+        else:
+            self.s = connect(host, port, timeout=60, source=source or host, reserved=reserved)
         # a random first xid, as clients do: a connection that gets the
         # port of an earlier one is not taken for its retransmissions
         self.xid = struct.unpack(">I", os.urandom(4))[0] >> 2

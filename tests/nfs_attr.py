@@ -19,12 +19,11 @@
 # error that stops the checks.
 import os
 import random
-import socket
 import stat
 import struct
 import sys
 
-from lt_nfs4raw import Checks, check
+from lt_nfs4raw import Checks, check, connect
 
 OP_ACCESS, OP_GETATTR, OP_GETFH, OP_LOOKUP, OP_NVERIFY = 3, 9, 10, 15, 17
 OP_PUTROOTFH, OP_SETATTR, OP_VERIFY = 24, 34, 37
@@ -94,7 +93,7 @@ class Rd:
 
 class Conn:
     def __init__(self, port, uid=0, gid=0):
-        self.sk = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.sk = connect("127.0.0.1", port, timeout=30)
         self.uid, self.gid = uid, gid
         self.xid = random.randint(1, 1 << 30)
 

@@ -86,8 +86,17 @@ static void on_note(void *arg, const char *msg)
 
 static int cmd_fail(struct nfs_cmd *nc, const char *msg)
 {
+	const struct nfsc_xprt *t = nc->c ? nfsc_xprt(nc->c) : NULL;
+
 	clear_bar(nc);
 	fprintf(stderr, "%s: %s\n", nc->name, msg);
+	/* exports(5)'s secure: AUTH_SYS only from a reserved port */
+	if (t && !t->resvport && nfsc_status(nc->c) == NFS4ERR_PERM)
+		fprintf(stderr,
+			"%s: the server refused a call from port %u: the export is `secure` "
+			"(AUTH_SYS from ports below 1024 only): run as root, which connects from a "
+			"reserved port, or add `insecure` to the export's options\n",
+			nc->name, t->sport);
 	return 1;
 }
 

@@ -155,6 +155,8 @@ struct nfsc_xprt {
 	const struct nfsc_xprt_ops *ops;
 	uint64_t bytes_in, bytes_out; /* framing included */
 	unsigned int max_calls;	      /* calls it can carry at once; 0: no limit */
+	uint16_t sport;		      /* TCP: the local (source) port */
+	bool resvport;		      /* from a reserved port (below 1024), or RDMA */
 	char err[NFSC_ERR_MAX];	      /* what failed, after an error */
 };
 

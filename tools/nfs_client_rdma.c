@@ -633,6 +633,8 @@ int nfsc_rdma_connect(const char *host, const char *port, size_t rec_max, struct
 	}
 	x->t.ops = &rdma_ops;
 	x->t.max_calls = RDMA_CALLS;
+	x->t.resvport =
+		true; /* servers take RDMA connections as from a reserved port (nfsd, lacunad) */
 	x->rec_max = rec_max;
 	x->credits = 1; /* until the server says more */
 	x->held_slot = -1;

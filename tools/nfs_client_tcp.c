@@ -6,6 +6,13 @@
  * reply, or one in more than RPC_REC_FRAGS_MAX fragments, ends the
  * connection), or silence for NFSC_REPLY_TIMEOUT seconds. Counts every
  * byte sent and received, marks included.
+ *
+ * As root the connection comes from a reserved port, as bindresvport(3),
+ * libnfs and the kernel client do: servers' exports are `secure` by
+ * default and take AUTH_SYS only from ports below 1024 (exports(5)). When
+ * none is free, or not as root, it comes from an ordinary port, and the
+ * transport says so (resvport) for the error message to explain an
+ * NFS4ERR_PERM.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -16,6 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nfs_client.h"
@@ -146,6 +154,69 @@ static const struct nfsc_xprt_ops tcp_ops = {
 	.destroy = tcp_destroy,
 };
 
+#define RESV_LOW 512 /* bindresvport(3)'s range: 512..1023 */
+
+/* The port of @sa (AF_INET or AF_INET6) set to @port. */
+static void set_port(struct sockaddr_storage *sa, uint16_t port)
+{
+	if (sa->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)sa)->sin_port = htons(port);
+}
+
+/*
+ * A socket connected to @a from a reserved port, tried from a random
+ * start and skipping ports in use; -1 (errno ENOENT) when none could be
+ * had, else -1 with the errno of a failure that is not about the port.
+ */
+static int connect_resv(const struct addrinfo *a)
+{
+	unsigned int n = IPPORT_RESERVED - RESV_LOW, start, i;
+	struct sockaddr_storage local = { .ss_family = (sa_family_t)a->ai_family };
+	struct timespec ts;
+	int fd, one = 1;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	start = (unsigned int)(ts.tv_nsec ^ getpid()) % n;
+	for (i = 0; i < n; i++) {
+		set_port(&local, (uint16_t)(RESV_LOW + (start + i) % n));
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd < 0)
+			return -1;
+		/* a port of ours in TIME_WAIT towards another server stays usable */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (!bind(fd, (struct sockaddr *)&local, a->ai_addrlen) &&
+		    !connect(fd, a->ai_addr, a->ai_addrlen))
+			return fd;
+		if (errno != EADDRINUSE && errno != EADDRNOTAVAIL) {
+			int saved = errno;
+
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		close(fd);
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* The local port of @fd, 0 if unknown. */
+static uint16_t local_port(int fd)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+
+	if (getsockname(fd, (struct sockaddr *)&sa, &len))
+		return 0;
+	if (sa.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+	if (sa.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&sa)->sin_port);
+	return 0;
+}
+
 int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
 		     char *err, size_t errlen)
 {
@@ -162,6 +233,16 @@ int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct 
 		return -EHOSTUNREACH;
 	}
 	for (a = ai; a && fd < 0; a = a->ai_next) {
+		if (geteuid() == 0 && (a->ai_family == AF_INET || a->ai_family == AF_INET6)) {
+			fd = connect_resv(a);
+			if (fd >= 0)
+				break;
+			if (errno != ENOENT && errno != EACCES && errno != EPERM) {
+				saved = errno;
+				continue;
+			}
+			/* no reserved port to be had: an ordinary one */
+		}
 		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
 		if (fd < 0) {
 			saved = errno;
@@ -190,6 +271,8 @@ int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct 
 		return -ENOMEM;
 	}
 	x->t.ops = &tcp_ops;
+	x->t.sport = local_port(fd);
+	x->t.resvport = x->t.sport && x->t.sport < IPPORT_RESERVED;
 	x->fd = fd;
 	x->max = rec_max;
 	rpc_rec_init(&x->rec, x->buf, rec_max);

@@ -365,6 +365,10 @@ void lt_nfs_setup(struct lt_conn *c, uint32_t maxreq)
 	c->sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->sock < 0)
 		lt_die("socket: %s", strerror(errno));
+	/* as root from a reserved port, as the kernel client: exports are secure by default */
+	if (geteuid() == 0 && bindresvport(c->sock, NULL) < 0)
+		fprintf(stderr, "lt_nfs_torture: bindresvport: %s: from an ordinary port\n",
+			strerror(errno));
 	if (connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		lt_die("connect to %s:%u: %s", lt.host, lt.port, strerror(errno));
 	setsockopt(c->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

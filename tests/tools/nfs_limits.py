@@ -53,6 +53,7 @@ from rpc_client import (RpcConn, Compound, auth_sys, call_record, frame,  # noqa
                         xdr_opaque, xdr_u32, xdr_u64)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import lt_nfs4raw as raw  # noqa: E402
+from resvport import connect  # noqa: E402
 
 OP_GETATTR, OP_WRITE = 9, 38
 NFS4ERR_DELAY = 10008
@@ -65,10 +66,7 @@ class Conn(RpcConn):
     """RpcConn from a chosen source address."""
 
     def __init__(self, host, port, source=None, timeout=20.0):
-        self.sock = socket.create_connection((host, port), timeout=timeout,
-                                             source_address=(source, 0) if source else None)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = bytearray()
+        super().__init__(host, port, timeout=timeout, source=source)
         self.xid = 1
 
 
@@ -350,8 +348,7 @@ def attack_pipeline(args, measure):
 def raw_client(args, source):
     """A tests/lt_nfs4raw.py Client from address @source."""
     cl = raw.Client.__new__(raw.Client)
-    cl.s = socket.create_connection((args.host, args.port), timeout=args.hang,
-                                    source_address=(source, 0))
+    cl.s = connect(args.host, args.port, timeout=args.hang, source=source)
     cl.xid, cl.uid, cl.gid = 1000, 0, 0
     return cl
 

@@ -35,9 +35,14 @@ nothing, the close within the server's drain time.
 """
 
 import argparse
+import os
 import random
 import resource
 import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from resvport import connect  # noqa: E402
 import struct
 import sys
 import threading
@@ -125,8 +130,9 @@ class Reply:
 class RpcConn:
     """One TCP connection speaking record-marked RPC."""
 
-    def __init__(self, host, port, timeout=20.0):
-        self.sock = socket.create_connection((host, port), timeout=timeout)
+    def __init__(self, host, port, timeout=20.0, source=None, reserved=None):
+        """from a reserved port when root (tests/tools/resvport.py)"""
+        self.sock = connect(host, port, timeout=timeout, source=source, reserved=reserved)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = bytearray()
         self.xid = random.randrange(1, 1 << 30)

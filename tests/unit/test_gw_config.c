@@ -207,9 +207,10 @@ static void test_defaults(void **state)
 	assert_string_equal(c->spec, "10.0.0.1");
 	assert_int_equal(c->family, AF_INET);
 	assert_int_equal(c->prefix, 128);
-	/* exports(5) defaults: ro, root_squash, nobody, sec=sys */
+	/* exports(5) defaults: ro, root_squash, secure, nobody, sec=sys */
 	assert_false(c->opts.rw);
 	assert_true(c->opts.root_squash);
+	assert_true(c->opts.secure);
 	assert_false(c->opts.all_squash);
 	assert_int_equal(c->opts.anonuid, 65534);
 	assert_int_equal(c->opts.anongid, 65534);
@@ -385,11 +386,15 @@ static void test_options_each(void **state)
 		"/c 10.0.0.1(anonuid=1000,anongid=100) 10.0.0.2(anonuid=0,anongid=4294967294)\n"
 		"/d 10.0.0.1(sec=sys) 10.0.0.2(sec=none) 10.0.0.3(sec=none:sys)\n"
 		"/e 10.0.0.1(fsid=7) 10.0.0.2(rw,fsid=7)\n"
-		"/f -all_squash 10.0.0.1(no_all_squash,rw,rw)\n");
+		"/f -all_squash 10.0.0.1(no_all_squash,rw,rw)\n"
+		"/g -insecure 10.0.0.1 10.0.0.2(secure)\n");
 	assert_true(opts_of(cfg, 0, 0)->rw);
 	assert_false(opts_of(cfg, 0, 1)->rw);
 	assert_false(opts_of(cfg, 0, 2)->rw);
 	assert_false(opts_of(cfg, 0, 3)->rw);
+
+	assert_false(opts_of(cfg, 6, 0)->secure);
+	assert_true(opts_of(cfg, 6, 1)->secure); /* a client's own list overrides the line's */
 
 	assert_false(opts_of(cfg, 1, 0)->root_squash);
 	assert_true(opts_of(cfg, 1, 1)->root_squash);
@@ -451,6 +456,7 @@ static void test_option_errors(void **state)
 	load_fails("/s *(rw=1)\n", 1, "option 'rw' takes no value");
 	load_fails("/s *(rw,ro)\n", 1, "conflicting options 'rw' and 'ro'");
 	load_fails("/s *(root_squash,no_root_squash)\n", 1, "conflicting options");
+	load_fails("/s *(secure,insecure)\n", 1, "conflicting options 'secure' and 'insecure'");
 	load_fails("/s *(anonuid=1,anonuid=2)\n", 1,
 		   "conflicting options 'anonuid=1' and 'anonuid=2'");
 	load_fails("/s *(sec=sys,sec=none)\n", 1, "conflicting options 'sec=sys' and 'sec=none'");
@@ -1084,6 +1090,7 @@ static void test_from_args(void **state)
 	assert_non_null(c);
 	assert_true(c->opts.rw);
 	assert_true(c->opts.root_squash);
+	assert_true(c->opts.secure);
 	assert_non_null(match(x, "127.255.0.9"));
 	assert_non_null(match(x, "::ffff:127.0.0.1"));
 	assert_non_null(match(x, "::1"));
@@ -1114,6 +1121,12 @@ static void test_from_args(void **state)
 
 	assert_int_equal(gw_config_from_args(d.dir, "ro", NULL, &cfg, collect, &e), 0);
 	assert_false(cfg->exports[0].clients[0].opts.rw);
+	gw_config_free(cfg);
+
+	assert_int_equal(gw_config_from_args(d.dir, "insecure", NULL, &cfg, collect, &e), 0);
+	assert_false(cfg->exports[0].clients[0].opts.secure);
+	assert_false(cfg->exports[0].clients[1].opts.secure);
+	assert_true(cfg->exports[0].clients[0].opts.rw);
 	gw_config_free(cfg);
 
 	assert_int_equal(gw_config_from_args(d.dir, "ro,sync", "host:1", &cfg, collect, &e),

@@ -115,7 +115,8 @@ host_refused() {
 	[ $? = 1 ]
 }
 start() {
-	nfs_start "$dir" --threads 2 --state-dir "$state" --lease-time "$LEASE" "$@"
+	NFS_EXPORT_OPTS=$VM_EXPORT_OPTS nfs_start "$dir" --threads 2 --state-dir "$state" \
+		--lease-time "$LEASE" "$@"
 }
 # restart HOW: stop lacunad (crash: SIGKILL, stop: SIGTERM, none: it is down),
 # start it again on the same port
@@ -127,7 +128,7 @@ restart() {
 	esac
 	NFS_N=$((NFS_N + 1))
 	NFS_LOG="$LT_TMP/lacunad.$NFS_N.log"
-	setsid "$LACUNAD" --export "$dir" --export-options no_root_squash --threads 2 \
+	setsid "$LACUNAD" --export "$dir" --export-options "no_root_squash,$VM_EXPORT_OPTS" --threads 2 \
 		--state-dir "$state" --lease-time "$LEASE" --listen "127.0.0.1:$port" -f \
 		</dev/null >"$NFS_LOG" 2>&1 &
 	NFS_PID=$!

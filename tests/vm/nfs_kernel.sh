@@ -280,7 +280,7 @@ fi
 step "done"
 GUEST
 
-nfs_start "$dir" --threads 2
+NFS_EXPORT_OPTS=$VM_EXPORT_OPTS nfs_start "$dir" --threads 2
 cap="$LT_TMP/kernel.pcapng"
 capturing=0
 if nfs_capture_start "$cap"; then

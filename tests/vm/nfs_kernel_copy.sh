@@ -88,7 +88,7 @@ for t in $fslist; do
 	if [ "$t" = ext4 ]; then
 		"$SM" make "$NFS_EXPORT/big" "$L_BIG" || lt_hard "lt_seekmap make $NFS_EXPORT/big"
 	fi
-	echo "$NFS_EXPORT 127.0.0.0/8(rw,no_root_squash)" >>"$conf"
+	echo "$NFS_EXPORT 127.0.0.0/8(rw,no_root_squash,$VM_EXPORT_OPTS)" >>"$conf"
 	envs+=(--env "MNT_$t=$NFS_EXPORT")
 done
 sync

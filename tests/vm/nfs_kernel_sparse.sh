@@ -100,14 +100,14 @@ if [ "$LT_NFS_SERVER" = lacunad ]; then
 		echo "grace = off"
 		echo "stats_file = $stats"
 		for t in $fslist; do
-			echo "${EXPORT[$t]} 127.0.0.0/8(rw,no_root_squash)"
+			echo "${EXPORT[$t]} 127.0.0.0/8(rw,no_root_squash,$VM_EXPORT_OPTS)"
 			MNTPATH[$t]=${EXPORT[$t]}
 		done
 	} >"$conf"
 	nfs_start --config "$conf"
 else
 	stats=""
-	nfs_start "${EXPORT[ext4]}"
+	NFS_EXPORT_OPTS=$VM_EXPORT_OPTS nfs_start "${EXPORT[ext4]}"
 	MNTPATH[ext4]=/
 fi
 

@@ -37,7 +37,7 @@ BIG=$(python3 -c 'print("x" * 2000)')
 stats="$LT_TMP/lacunad.stats"
 conf="$LT_TMP/lacunad.conf"
 printf '%s\n' "threads = 2" "lease_time = 10" "grace = off" "stats_file = $stats" \
-	"$NFS_EXPORT 127.0.0.0/8(rw,no_root_squash)" >"$conf"
+	"$NFS_EXPORT 127.0.0.0/8(rw,no_root_squash,$VM_EXPORT_OPTS)" >"$conf"
 nfs_start --config "$conf"
 
 cat >"$share/guest.sh" <<'GUEST'

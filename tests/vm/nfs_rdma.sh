@@ -124,7 +124,8 @@ mkdir -p "$share"
 # ---- one NFS WRITE is applied whole (both VM runs use this)
 mkdir -p "$share/py"
 cp "$top_srcdir/tests/vm/lock_holder.py" "$share/" || lt_hard "copying lock_holder.py"
-cp "$top_srcdir/tests/lt_rp_uniform.py" "$top_srcdir/tests/lt_nfs4raw.py" "$share/py/" ||
+cp "$top_srcdir/tests/lt_rp_uniform.py" "$top_srcdir/tests/lt_nfs4raw.py" \
+	"$top_srcdir/tests/tools/resvport.py" "$share/py/" ||
 	lt_hard "copying the Python checker into $share/py failed"
 cat >"$share/uniform.sh" <<'GUEST'
 # In the VM, in rdma_guest.sh's world. uniform TAG ARGS...: the kernel

@@ -99,7 +99,7 @@ sync
 stats="$LT_TMP/lacunad.stats"
 conf="$LT_TMP/lacunad.conf"
 printf '%s\n' "threads = 2" "grace = off" "stats_file = $stats" \
-	"$e 127.0.0.0/8(rw,no_root_squash)" >"$conf"
+	"$e 127.0.0.0/8(rw,no_root_squash,$VM_EXPORT_OPTS)" >"$conf"
 if [ "${LT_RP_NO_RANGELOCK:-0}" = 1 ]; then
 	LACUNA_TEST_PLAIN_WRITE=1 nfs_start --config "$conf"
 else

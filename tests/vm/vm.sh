@@ -43,6 +43,14 @@
 # error, crash, no status); 124 when the hard timeout hit.
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The export options a lacunad on the host needs for the guest's kernel
+# client: qemu's user-mode network (slirp) opens a host socket of its own,
+# from an ephemeral port, for each connection of the guest, so lacunad sees
+# the kernel client, which connects from a reserved port, on a port of
+# 1024 or more, and a secure export (the default) would refuse it
+# NFS4ERR_PERM. nfs_kernel_secure.sh mounts a secure export over a tap
+# interface (--tap), where the guest's ports reach the host unchanged.
+VM_EXPORT_OPTS=insecure
 VM_SH="$VM_DIR/vm.sh"
 : "${LACUNA_VM_CACHE:=/var/cache/lacuna-vm}"
 : "${LACUNA_VM_MIRROR:=http://deb.debian.org/debian}"
@@ -465,6 +473,10 @@ run options:
   --cwd DIR          CMD's working directory (default: the current one)
   --hostfwd SPEC     forward a host loopback port into the guest, e.g.
                      tcp:127.0.0.1:5555-:2049 (repeatable)
+  --tap IFNAME       connect the guest to the host's tap interface IFNAME
+                     (made and addressed by the caller: 10.0.2.2 peer
+                     10.0.2.15) instead of qemu's user-mode network, so
+                     that the host sees the guest's own source ports
   --timeout SECS     hard limit for the whole VM (default 900)
   --mem MIB          guest memory (default 1024)
   --cpus N           guest vCPUs (default 1: boots faster under TCG)
@@ -486,7 +498,7 @@ environment: LACUNA_VM_CACHE (default /var/cache/lacuna-vm),
   (firmware; default qboot.rom when present, "default" for SeaBIOS)
 
 In the guest the host reaches as 10.0.2.2 (qemu user networking: that is
-the host's 127.0.0.1). Exit: CMD's status; 77 no VM here; 99 VM failure;
+the host's 127.0.0.1; with --tap, the host's address on the tap interface). Exit: CMD's status; 77 no VM here; 99 VM failure;
 124 timeout.
 EOF
 }
@@ -554,7 +566,7 @@ _vm_run_cleanup() {
 }
 
 _vm_cmd_run() {
-	local shares=() envs=() fwds=() mods="" cwd=$PWD net=1 timesfile=""
+	local shares=() envs=() fwds=() mods="" cwd=$PWD net=1 timesfile="" tap=""
 	local timeout=${LACUNA_VM_TIMEOUT:-900} mem=${LACUNA_VM_MEM:-1024}
 	local cpus=${LACUNA_VM_CPUS:-1} d i e ctl args netdev t0 t1 deadline
 	local status="" timed_out=0 guest_boot_s="" guest_end_s="" t_launch t_cmd=""
@@ -586,6 +598,11 @@ _vm_cmd_run() {
 		--mem) mem=$2; shift ;;
 		--cpus) cpus=$2; shift ;;
 		--no-net) net=0 ;;
+		--tap)
+			[[ ${2:-} =~ ^[A-Za-z0-9_.-]{1,15}$ ]] || _vm_die "--tap: expected an interface name"
+			tap=$2
+			shift
+			;;
 		--times) timesfile=$2; shift ;;
 		--keep) VM_KEEP=1 ;;
 		--kernel) VM_KERNEL=$2; shift ;;
@@ -665,7 +682,11 @@ _vm_cmd_run() {
 	[ "$bios" != default ] && [ -f "$bios" ] && args+=(-bios "$bios")
 	# shellcheck disable=SC2206 # extra arguments are meant to split
 	args+=(${LACUNA_VM_QEMU_ARGS:-})
-	if ((net)); then
+	if ((net)) && [ -n "$tap" ]; then
+		# the guest's packets as they are: no NAT between its sockets and the host's
+		args+=(-netdev "tap,id=net0,ifname=$tap,script=no,downscript=no"
+			-device virtio-net-pci,netdev=net0,romfile=)
+	elif ((net)); then
 		netdev="user,id=net0,ipv6=off"
 		for e in "${fwds[@]}"; do
 			netdev+=",hostfwd=$e"
