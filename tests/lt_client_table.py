@@ -26,6 +26,11 @@
 #                      client is refused (all hold state) until K of them
 #                      close their file: then K new clients are admitted
 #                      (the K reclaimed) and the next is refused again
+#   idle PORT STATS    with unconfirmed_timeout 2: an unconfirmed 4.1
+#                      record, an unconfirmed 4.0 one and a 4.1 client
+#                      whose only session was destroyed are forgotten
+#                      (state_clients_idle_expired in the stats file
+#                      STATS), a client with a session is not
 #   rush PORT N        no check: N clients with a session from 127.0.0.1
 #                      as fast as they come, then a client from
 #                      127.0.0.2 tries until it has a session; prints how
@@ -249,6 +254,53 @@ def phase_many(port, n, k=10):
     c.close()
 
 
+def stat_of(stats, key):
+    try:
+        with open(stats) as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                if k == key:
+                    return int(v)
+    except OSError:
+        pass
+    return 0
+
+
+def phase_idle(port, stats):
+    c = connect(port, FLOODER)
+    base = stat_of(stats, "state_clients_idle_expired")
+    a = Cl(c, 1, b"idle-a", confirm=False)
+    b_st, b_how = c.call(0, [setclientid(b"lt-verf1", b"idle-b")])
+    cl = Cl(c, 1, b"idle-c")
+    check("a 4.1 client makes a session and destroys it", 0,
+          cl.st or c.call(1, [("DESTROY_SESSION", cl.sid)])[0])
+    d = Cl(c, 1, b"idle-d")
+    check("unconfirmed 4.1, unconfirmed 4.0 and a confirmed 4.1 client with a session made",
+          True, a.st == 0 and b_st == 0 and d.st == 0)
+    t0 = time.monotonic()
+    while stat_of(stats, "state_clients_idle_expired") < base + 3:
+        if time.monotonic() - t0 > 120:
+            print("# state_clients_idle_expired %d after 120 s (timed out)" %
+                  stat_of(stats, "state_clients_idle_expired"))
+            break
+        time.sleep(0.5)
+    chan = u32(0) + u32(65536) + u32(65536) + u32(2048) + u32(8) + u32(2) + u32(0)
+
+    def cs(clientid, seq):
+        return c.call(1, [("CREATE_SESSION", u64(clientid) + u32(seq) + u32(0) + chan + chan +
+                           u32(0x40000000) + u32(1) + u32(AUTH_NONE))])[0]
+    check("the unconfirmed 4.1 client is forgotten after unconfirmed_timeout",
+          ERR["STALE_CLIENTID"], cs(a.clientid, 1))
+    if b_st == 0:
+        check("so is the unconfirmed 4.0 one", ERR["STALE_CLIENTID"],
+              c.call(0, [setclientid_confirm(b_how[0][2]["clientid"],
+                                             b_how[0][2]["verf"])])[0])
+    check("and the 4.1 client left without a session", ERR["STALE_CLIENTID"],
+          cs(cl.clientid, 2))
+    check("the client with a session stays", 0, d.alive())
+    c.close()
+
+
 def rush(port, n):
     c = connect(port, FLOODER)
     t0 = time.monotonic()
@@ -275,6 +327,8 @@ def main(argv):
         phase_flood(int(argv[2]))
     elif len(argv) == 4 and argv[1] == "many":
         phase_many(int(argv[2]), int(argv[3]))
+    elif len(argv) == 4 and argv[1] == "idle":
+        phase_idle(int(argv[2]), argv[3])
     elif len(argv) == 4 and argv[1] == "rush":
         rush(int(argv[2]), int(argv[3]))
         return 0

@@ -12,6 +12,8 @@
 #    open it is refused (state_refused); reclaims are counted
 #    (state_clients_reclaimed) and logged with the address holding the
 #    most clients
+#  - unconfirmed records and 4.1 clients without a session go after
+#    unconfirmed_timeout (state_clients_idle_expired)
 #  - 1,100 clients of one address each holding an open fill max_clients:
 #    a new client is refused until some close their file, then admitted
 #    in their place; once the leases end, every client is gone, and
@@ -79,8 +81,16 @@ lt_check "a reclaim is logged with the address holding the most clients" grep -q
 lt_check "the refusal is logged" grep -q \
 	"no new client or session for 127.0.0.1.*max_clients_per_address.*127.0.0.1 holds the most" \
 	"$NFS_LOG"
-lt_check "/metrics-like counters: the stats file has state_clients_idle_expired" \
-	grep -q "^state_clients_idle_expired " "$LT_TMP/stats"
+nfs_stop
+
+# records that hold nothing and can do nothing go after unconfirmed_timeout
+rm -f "$LT_TMP/stats"
+client_table_conf "unconfirmed_timeout = 2"
+nfs_start --config "$NFS_CONF"
+lt_check "the stats file is written" nfs_stat_at_least compounds 0
+nfs_run_checks "unconfirmed and session-less clients expire" 300 \
+	python3 "$top_srcdir/tests/lt_client_table.py" idle "$NFS_PORT" "$LT_TMP/stats"
+lt_check "stats: counted" nfs_stat_at_least state_clients_idle_expired 3
 nfs_stop
 
 # 1,100 clients with an open each; short leases so that they all end
