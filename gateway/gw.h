@@ -190,8 +190,12 @@ struct gw_stats {
 	atomic_ullong conns_refused, conns_evicted, conns_idle_closed;
 	atomic_ullong conns_record_timeout, conns_send_timeout;
 	atomic_ullong conn_stalls, client_stalls;
-	/* EXCHANGE_ID, SETCLIENTID, CREATE_SESSION refused by gw_state_admit() */
+	/* EXCHANGE_ID, SETCLIENTID, CREATE_SESSION refused (gw_state_limits.c) */
 	atomic_ullong state_refused;
+	/* clients holding no state forgotten to make room for others */
+	atomic_ullong state_clients_reclaimed;
+	/* unconfirmed or session-less clients forgotten after unconfirmed_timeout */
+	atomic_ullong state_clients_idle_expired;
 	/* OPEN, LOCK refused by gw_state_room() */
 	atomic_ullong state_opens_refused, state_locks_refused;
 	/* unconfirmed clients forgotten to make room for new ones */
@@ -304,24 +308,35 @@ void gw_xports_atomic_check(struct gw_srv *s);
 int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc);
 
 /*
- * May @c (EXCHANGE_ID or SETCLIENTID; CREATE_SESSION when @session)
- * create state? NFS4_OK, or the status to answer (gw_state_limits.c).
+ * May @c (EXCHANGE_ID, SETCLIENTID, CREATE_SESSION) create state from
+ * its address? NFS4_OK, or the status to answer (gw_state_limits.c).
  */
 struct nfs4_compound;
-uint32_t gw_state_admit(struct nfs4_compound *c, bool session);
+uint32_t gw_state_admit(struct nfs4_compound *c);
+struct nfs4_client;
+/*
+ * A client record is about to be made, unconfirmed: make room for it
+ * under max_clients_per_address, max_unconfirmed_clients and
+ * max_clients by reclaiming clients that hold no state. NFS4_OK, or the
+ * status to answer when none is left. State lock held.
+ */
+uint32_t gw_state_client_room(struct nfs4_compound *c);
+/* Log the sizes of the client table in force (max_clients and the others, auto or set). */
+struct gw_limits;
+void gw_state_limits_log(const struct gw_limits *l);
+/*
+ * @clp is about to make a session whose slots take @slot_bytes each:
+ * make room under max_clients_per_address, max_sessions and
+ * max_reply_cache by reclaiming other clients that hold sessions but no
+ * state. NFS4_OK, or NFS4ERR_DELAY. State lock held.
+ */
+uint32_t gw_state_session_room(struct nfs4_compound *c, const struct nfs4_client *clp,
+			       uint32_t slot_bytes);
 /*
  * May @clp make one more open stateid, lock-owner or byte-range lock?
  * NFS4_OK, or the status to answer. State lock held.
  */
 enum gw_state_kind { GW_STATE_OPEN, GW_STATE_LOCK_OWNER, GW_STATE_LOCK };
-struct nfs4_client;
-/*
- * A client record is about to be made, unconfirmed: forget the oldest
- * unconfirmed ones past max_unconfirmed_clients. State lock held.
- */
-void gw_state_unconfirmed_room(struct nfs4_compound *c);
-/* May unconfirmed @clp be confirmed (max_clients)? NFS4_OK or the status. State lock held. */
-uint32_t gw_state_confirm_room(struct nfs4_compound *c, const struct nfs4_client *clp);
 uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
 		       enum gw_state_kind kind);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "gw_limits.h"
 #include "gw_parse.h"
@@ -47,10 +48,16 @@ static const struct {
 	  offsetof(struct gw_limits, client_records) },
 	{ "max_requests_per_client", GW_LIM_COUNT, 1, GW_CLIENT_REQUESTS_MAX,
 	  offsetof(struct gw_limits, client_requests) },
-	{ "max_clients", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_clients) },
+	{ "max_clients", GW_LIM_AUTO_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_clients) },
+	{ "max_clients_per_address", GW_LIM_AUTO_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_clients_addr) },
 	{ "max_unconfirmed_clients", GW_LIM_COUNT, 1, GW_STATE_MAX,
 	  offsetof(struct gw_limits, max_unconfirmed) },
-	{ "max_sessions", GW_LIM_COUNT, 1, GW_STATE_MAX, offsetof(struct gw_limits, max_sessions) },
+	{ "unconfirmed_timeout", GW_LIM_SECONDS, 1, GW_TIMEOUT_MAX,
+	  offsetof(struct gw_limits, unconfirmed_timeout) },
+	{ "max_sessions", GW_LIM_AUTO_COUNT, 1, GW_STATE_MAX,
+	  offsetof(struct gw_limits, max_sessions) },
 	{ "max_reply_cache", GW_LIM_SIZE, GW_REPLY_CACHE_MIN, GW_REPLY_CACHE_MAX,
 	  offsetof(struct gw_limits, max_reply_cache) },
 	{ "max_cached_files", GW_LIM_AUTO_COUNT, 0, GW_STATE_MAX,
@@ -83,9 +90,11 @@ void gw_limits_default(struct gw_limits *l)
 		.conn_reply_bytes = GW_CONN_REPLY_BYTES_DEFAULT,
 		.client_records = GW_CLIENT_RECORDS_DEFAULT,
 		.client_requests = GW_CLIENT_REQUESTS_DEFAULT,
-		.max_clients = GW_CLIENTS_DEFAULT,
+		.max_clients = 0,
+		.max_clients_addr = 0,
 		.max_unconfirmed = GW_UNCONFIRMED_DEFAULT,
-		.max_sessions = GW_SESSIONS_DEFAULT,
+		.unconfirmed_timeout = GW_UNCONFIRMED_TIMEOUT_DEFAULT,
+		.max_sessions = 0,
 		.max_reply_cache = GW_REPLY_CACHE_DEFAULT,
 		.max_cached_files = 0,
 		.max_opens = 0,
@@ -187,6 +196,38 @@ unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile)
 		return l->max_opens;
 	return gw_clamp(left > cache ? (left - cache) / GW_OPEN_FDS : 0, GW_OPENS_MIN,
 			GW_STATE_MAX);
+}
+
+unsigned int gw_limits_max_clients(const struct gw_limits *l, uint64_t ram)
+{
+	if (l->max_clients)
+		return l->max_clients;
+	return gw_clamp(ram / (1024 * 1024 * 1024) * GW_CLIENTS_PER_GIB, GW_CLIENTS_AUTO_MIN,
+			GW_STATE_MAX);
+}
+
+unsigned int gw_limits_max_clients_addr(const struct gw_limits *l, uint64_t ram)
+{
+	if (l->max_clients_addr)
+		return l->max_clients_addr;
+	return gw_clamp(gw_limits_max_clients(l, ram) / GW_CLIENTS_ADDR_AUTO_DIV, 1, GW_STATE_MAX);
+}
+
+unsigned int gw_limits_max_sessions(const struct gw_limits *l, uint64_t ram)
+{
+	if (l->max_sessions)
+		return l->max_sessions;
+	return gw_limits_max_clients(l, ram);
+}
+
+uint64_t gw_limits_ram(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long size = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || size <= 0)
+		return 1024 * 1024 * 1024;
+	return (uint64_t)pages * (uint64_t)size;
 }
 
 uint64_t gw_limits_nofile(void)

@@ -55,9 +55,18 @@
 #define GW_CLIENT_RECORDS_MAX 65536
 #define GW_CLIENT_REQUESTS_DEFAULT 128
 #define GW_CLIENT_REQUESTS_MAX 65536
-#define GW_CLIENTS_DEFAULT 1024
+/*
+ * max_clients = auto: GW_CLIENTS_PER_GIB per GiB of RAM (Linux nfsd's
+ * rule), at least GW_CLIENTS_AUTO_MIN; max_sessions = auto: as many as
+ * max_clients (a 4.1 client needs one); max_clients_per_address = auto:
+ * max_clients / GW_CLIENTS_ADDR_AUTO_DIV, so one address never holds the
+ * table (docs/lacunad.conf.5.md, LIMITS).
+ */
+#define GW_CLIENTS_PER_GIB 1024
+#define GW_CLIENTS_AUTO_MIN 4096
+#define GW_CLIENTS_ADDR_AUTO_DIV 2
 #define GW_UNCONFIRMED_DEFAULT 256
-#define GW_SESSIONS_DEFAULT 1024 /* each up to 64 slots x 8 KiB of cached replies */
+#define GW_UNCONFIRMED_TIMEOUT_DEFAULT 20 /* seconds an unconfirmed client is kept */
 #define GW_REPLY_CACHE_DEFAULT (64u * 1024 * 1024)
 #define GW_REPLY_CACHE_MIN (64u * 1024)
 #define GW_REPLY_CACHE_MAX (1024u * 1024 * 1024)
@@ -90,9 +99,11 @@ struct gw_limits {
 	uint32_t conn_reply_bytes;     /* bytes of replies queued per connection */
 	unsigned int client_records;   /* large records being received per address */
 	unsigned int client_requests;  /* requests out (reply not sent) per address */
-	unsigned int max_clients;      /* NFSv4 confirmed clients */
+	unsigned int max_clients;      /* NFSv4 client records; 0: auto, from RAM */
+	unsigned int max_clients_addr; /* of them from one address; 0: auto */
 	unsigned int max_unconfirmed;  /* NFSv4 client records not confirmed yet */
-	unsigned int max_sessions;     /* NFSv4.1+ sessions in all */
+	unsigned int unconfirmed_timeout; /* seconds kept unconfirmed or without a session */
+	unsigned int max_sessions;	  /* NFSv4.1+ sessions in all; 0: auto */
 	uint32_t max_reply_cache;      /* bytes of session slots' reply caches in all */
 	unsigned int max_cached_files; /* file objects kept open; 0: auto, from RLIMIT_NOFILE */
 	unsigned int max_opens;	       /* open stateids in all; 0: auto, from RLIMIT_NOFILE */
@@ -114,7 +125,7 @@ void gw_limits_default(struct gw_limits *l);
 int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
 
 /* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 23
+#define GW_LIMITS_N 25
 int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */
@@ -123,6 +134,14 @@ unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile);
 unsigned int gw_limits_max_cached_files(const struct gw_limits *l, uint64_t nofile);
 /* max_opens in force for a process allowed @nofile fds. */
 unsigned int gw_limits_max_opens(const struct gw_limits *l, uint64_t nofile);
+/* max_clients in force on a machine of @ram bytes. */
+unsigned int gw_limits_max_clients(const struct gw_limits *l, uint64_t ram);
+/* max_clients_per_address in force on a machine of @ram bytes. */
+unsigned int gw_limits_max_clients_addr(const struct gw_limits *l, uint64_t ram);
+/* max_sessions in force on a machine of @ram bytes. */
+unsigned int gw_limits_max_sessions(const struct gw_limits *l, uint64_t ram);
+/* The machine's RAM in bytes (1 GiB if it cannot be told). */
+uint64_t gw_limits_ram(void);
 /* The RLIMIT_NOFILE soft limit lacunad runs with (GW_CONNS_MAX if unlimited). */
 uint64_t gw_limits_nofile(void);
 

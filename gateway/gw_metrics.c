@@ -146,10 +146,12 @@ static void render_conns(FILE *f, const struct gw_stats *st)
 		"lacunad_limit_hits_total{limit=\"conn_stalls\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"client_stalls\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"state_refused\"} %llu\n"
+		"lacunad_limit_hits_total{limit=\"state_clients_reclaimed\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"fd_exhausted\"} %llu\n",
 		ld(&st->conns_refused), ld(&st->conns_evicted), ld(&st->conns_idle_closed),
 		ld(&st->conns_record_timeout), ld(&st->conns_send_timeout), ld(&st->conn_stalls),
-		ld(&st->client_stalls), ld(&st->state_refused), ld(&st->fd_exhausted));
+		ld(&st->client_stalls), ld(&st->state_refused), ld(&st->state_clients_reclaimed),
+		ld(&st->fd_exhausted));
 	counter(f, "lacunad_insecure_port_refused_total",
 		"Calls refused (NFS4ERR_PERM) for an unreserved source port on a secure export",
 		ld(&st->insecure_port_refused));
@@ -157,6 +159,14 @@ static void render_conns(FILE *f, const struct gw_stats *st)
 	      (unsigned long long)gw_obj_cached());
 	nfs4_state_get_stats(&gw, &ss);
 	gauge(f, "lacunad_clients", "NFSv4 clients known", ss.clients);
+	gauge(f, "lacunad_clients_unconfirmed", "NFSv4 client records not confirmed yet",
+	      ss.unconfirmed);
+	gauge(f, "lacunad_clients_expired", "NFSv4 clients expired, kept to answer EXPIRED",
+	      ss.expired);
+	counter(f, "lacunad_clients_idle_expired_total",
+		"NFSv4 clients unconfirmed or without a session forgotten after "
+		"unconfirmed_timeout",
+		ld(&st->state_clients_idle_expired));
 	gauge(f, "lacunad_sessions", "NFSv4.1 sessions", ss.sessions);
 	gauge(f, "lacunad_opens", "Open states", ss.opens);
 	gauge(f, "lacunad_locks", "Lock states", ss.locks);

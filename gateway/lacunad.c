@@ -165,8 +165,10 @@ static void write_stats(const char *path)
 		gw.stats.client_stalls);
 	fprintf(f, "bytes_in %llu\nbytes_out %llu\nread_bytes %llu\nwrite_bytes %llu\n",
 		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes, gw.stats.write_bytes);
-	fprintf(f, "clients %u\nsessions %u\nopens %u\nlocks %u\n", ss.clients, ss.sessions,
-		ss.opens, ss.locks);
+	fprintf(f,
+		"clients %u\nclients_unconfirmed %u\nclients_expired %u\nsessions %u\nopens %u\n"
+		"locks %u\n",
+		ss.clients, ss.unconfirmed, ss.expired, ss.sessions, ss.opens, ss.locks);
 	fprintf(f,
 		"grace %d\ngrace_clients_to_reclaim %u\ngrace_clients_reclaimed %u\n"
 		"reclaimed_opens %llu\nreclaimed_locks %llu\ngrace_refused %llu\nclient_records "
@@ -175,8 +177,9 @@ static void write_stats(const char *path)
 		rs.grace_refused, rs.records);
 	fprintf(f, "exports_not_atomic %llu\nstate_refused %llu\n", gw.stats.exports_not_atomic,
 		gw.stats.state_refused);
-	fprintf(f,
-		"state_opens_refused %llu\nstate_locks_refused %llu\n"
+	fprintf(f, "state_clients_reclaimed %llu\nstate_clients_idle_expired %llu\n",
+		gw.stats.state_clients_reclaimed, gw.stats.state_clients_idle_expired);
+	fprintf(f, "state_opens_refused %llu\nstate_locks_refused %llu\n"
 		"state_unconfirmed_evicted %llu\nreply_cache_short %llu\nreply_cache_bytes %llu\n",
 		gw.stats.state_opens_refused, gw.stats.state_locks_refused,
 		gw.stats.state_unconfirmed_evicted, gw.stats.reply_cache_short,
@@ -337,6 +340,7 @@ int main(int argc, char *argv[])
 	umask(0); /* modes come from the clients, as sent */
 	raise_nofile();
 	gw_fd_budget_apply(&cfg->limits, true);
+	gw_state_limits_log(&cfg->limits);
 	gw.plain_write = getenv("LACUNA_TEST_PLAIN_WRITE") &&
 			 !strcmp(getenv("LACUNA_TEST_PLAIN_WRITE"), "1");
 	if (gw.plain_write)

@@ -104,7 +104,7 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 	struct sockaddr_storage inuse;
 	uint8_t confirm[NFS4_VERIFIER_SIZE];
 	uint64_t clientid;
-	uint32_t refused = gw_state_admit(c, false);
+	uint32_t refused = gw_state_admit(c);
 
 	if (refused != NFS4_OK)
 		return refused;
@@ -130,7 +130,11 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 		nfs4_state_unlock(st);
 		goto out;
 	}
-	gw_state_unconfirmed_room(c);
+	refused = gw_state_client_room(c);
+	if (refused != NFS4_OK) {
+		nfs4_state_unlock(st);
+		return refused;
+	}
 	clp = nfs4_client_new(st, a->id, a->id_len, 0);
 	if (!clp) {
 		nfs4_state_unlock(st);
@@ -197,9 +201,6 @@ uint32_t nfs4_run_setclientid_confirm(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_STALE_CLIENTID;
 		goto out;
 	}
-	status = gw_state_confirm_room(c, clp);
-	if (status != NFS4_OK)
-		goto out;
 	/* the previous incarnation, if any, loses its state now */
 	old = nfs4_client_by_name(st, clp->name, clp->name_len, true, 0);
 	if (old) {

@@ -149,7 +149,7 @@ uint32_t nfs4_run_exchange_id(struct nfs4_compound *c, void *args)
 		return NFS4ERR_INVAL; /* needs RPCSEC_GSS integrity (nfsd answers the same) */
 	if (a->how == SP4_SSV)
 		return NFS4ERR_ENCR_ALG_UNSUPP;
-	status = gw_state_admit(c, false);
+	status = gw_state_admit(c);
 	if (status != NFS4_OK)
 		return status;
 
@@ -198,7 +198,9 @@ uint32_t nfs4_run_exchange_id(struct nfs4_compound *c, void *args)
 	if (unconf && !unconf->busy)
 		nfs4_client_expire(st, unconf, true);
 out_new:
-	gw_state_unconfirmed_room(c);
+	status = gw_state_client_room(c);
+	if (status != NFS4_OK)
+		goto out;
 	clp = nfs4_client_new(st, a->owner, a->owner_len, c->minor);
 	if (!clp) {
 		status = NFS4ERR_SERVERFAULT;
@@ -373,7 +375,7 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	struct nfs4_cs_res res;
 	uint32_t status, slot_bytes, nslots;
 
-	status = gw_state_admit(c, true);
+	status = gw_state_admit(c);
 	if (status != NFS4_OK)
 		return status;
 	status = negotiate_fore(c, &a->fore);
@@ -406,6 +408,9 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 			goto out;
 		}
 	}
+	status = gw_state_session_room(c, clp, slot_bytes);
+	if (status != NFS4_OK)
+		goto out;
 	nslots = reply_cache_slots(c, a->fore.maxreqs, slot_bytes);
 	if (!nslots) {
 		status = NFS4ERR_DELAY;
@@ -421,9 +426,6 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 			status = NFS4ERR_SEQ_MISORDERED;
 			goto out;
 		}
-		status = gw_state_confirm_room(c, clp);
-		if (status != NFS4_OK)
-			goto out;
 		old = nfs4_client_by_name(st, clp->name, clp->name_len, true, clp->minor);
 		if (old) {
 			if (old->busy) {

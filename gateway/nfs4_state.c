@@ -562,6 +562,7 @@ int nfs4_state_init(struct gw_srv *s)
 	pthread_mutex_init(&st->lock, NULL);
 	st->boot = boot_stamp();
 	st->lease = s->cfg ? s->cfg->lease_time : GW_LEASE_DEFAULT;
+	st->idle_timeout = st->lease;
 	if (s->cfg && s->cfg->state_dir) {
 		int err = nfs4_recov_open(s->cfg->state_dir, s->cfg->grace, st->lease, st->boot,
 					  &st->recov);
@@ -612,23 +613,39 @@ static void reap_owners(struct nfs4_state *st, struct nfs4_client *clp, time_t n
 	}
 }
 
+/*
+ * A record that holds no state and is no use without more: unconfirmed,
+ * or a 4.1 client with no session (it cannot even renew its lease).
+ */
+static bool client_idle(const struct nfs4_client *clp)
+{
+	return !clp->confirmed ||
+	       (clp->minor >= 1 && !clp->nsessions && !clp->nopens && !clp->nlocks && !clp->owners);
+}
+
 void nfs4_state_reap(struct gw_srv *s)
 {
 	struct nfs4_state *st = s->state;
 	struct nfs4_client *clp, *next;
-	unsigned int lease;
+	unsigned int lease, idle;
 	time_t now = nfs4_now();
 
 	if (!st)
 		return;
 	lease = st->lease;
+	idle = st->idle_timeout;
 	if (pthread_rwlock_tryrdlock(&s->cfg_lock) == 0) {
-		if (s->cfg)
+		if (s->cfg) {
 			lease = s->cfg->lease_time;
+			idle = s->cfg->limits.unconfirmed_timeout;
+		}
 		pthread_rwlock_unlock(&s->cfg_lock);
 	}
+	if (!idle || idle > lease)
+		idle = lease;
 	nfs4_state_lock(st);
 	st->lease = lease;
+	st->idle_timeout = idle;
 	for (clp = st->clients; clp; clp = next) {
 		next = clp->next;
 		if (clp->busy)
@@ -638,13 +655,14 @@ void nfs4_state_reap(struct gw_srv *s)
 				nfs4_client_expire(st, clp, true);
 			continue;
 		}
+		if (client_idle(clp) && now - clp->renewed > (time_t)idle) {
+			gw_stat_add(&s->stats.state_clients_idle_expired, 1);
+			nfs4_client_expire(st, clp, true);
+			continue;
+		}
 		if (now - clp->renewed <= (time_t)lease) {
 			if (clp->minor == 0)
 				reap_owners(st, clp, now, lease);
-			continue;
-		}
-		if (!clp->confirmed) {
-			nfs4_client_expire(st, clp, true);
 			continue;
 		}
 		log_info("nfs4: client %016llx: lease expired, its state is dropped",
@@ -678,8 +696,14 @@ void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *out)
 		return;
 	nfs4_state_lock(st);
 	for (clp = st->clients; clp; clp = clp->next) {
-		if (clp->expired || !clp->confirmed)
+		if (clp->expired) {
+			out->expired++;
 			continue;
+		}
+		if (!clp->confirmed) {
+			out->unconfirmed++;
+			continue;
+		}
 		out->clients++;
 		out->sessions += clp->nsessions;
 	}

@@ -41,7 +41,11 @@
  * nfs4_state_reap() expires clients whose lease ran out: their opens are
  * closed, locks dropped and sessions destroyed, and the record stays
  * behind as "expired" for two more lease periods so RENEW and I/O with
- * its stateids say NFS4ERR_EXPIRED rather than a stale error.
+ * its stateids say NFS4ERR_EXPIRED rather than a stale error. Records
+ * that hold nothing and can do nothing yet (unconfirmed, 4.1 without a
+ * session) go sooner, unconfirmed_timeout after their last use, and when
+ * the client table is full such records and clients holding no open or
+ * lock are forgotten for new ones (gw_state_limits.c).
  *
  * Owners and seqids. 4.0 open and lock owners carry a seqid (RFC 7530
  * §9.1.7): a request with the next seqid runs, one with the last seqid
@@ -98,7 +102,11 @@
 
 int nfs4_state_init(struct gw_srv *s);
 void nfs4_state_fini(struct gw_srv *s);
-/* Expire clients whose lease ran out (called about once a second). */
+/*
+ * Expire clients whose lease ran out, and forget records that hold no
+ * state (unconfirmed, 4.1 without a session) unconfirmed_timeout after
+ * their last use (called about once a second).
+ */
 void nfs4_state_reap(struct gw_srv *s);
 /* A connection went away: unbind it from its sessions. */
 void nfs4_state_conn_closed(struct gw_srv *s, uint64_t conn_id);
@@ -135,6 +143,8 @@ void nfs4_state_serving(struct gw_srv *s);
 /* Counters for the stats output */
 struct nfs4_state_stats {
 	unsigned int clients, sessions, opens, locks;
+	unsigned int unconfirmed; /* client records not confirmed yet */
+	unsigned int expired;	  /* records of expired clients, kept to answer EXPIRED */
 	uint64_t reply_cache; /* bytes reserved for sessions' reply caches */
 };
 void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *st);
@@ -365,6 +375,7 @@ struct nfs4_state {
 	uint32_t boot;
 	uint32_t next_client, next_stid, next_session;
 	unsigned int lease; /* seconds, as last seen in the configuration */
+	unsigned int idle_timeout; /* unconfirmed_timeout as last seen, at most the lease */
 	struct nfs4_client *clients;
 	struct nfs4_client *cbucket[NFS4_CLIENT_BUCKETS];
 	struct nfs4_stid *sbucket[NFS4_STID_BUCKETS];

@@ -14,17 +14,20 @@
 #                      is refused once all clients hold max_opens
 #   unconfirmed PORT MINOR
 #                      with max_unconfirmed_clients 3 and max_clients 6
-#                      (2 confirmed clients made by "opens" before): of 8
-#                      clients made and never confirmed, the 3 newest can
-#                      still confirm and the older ones are gone
-#                      (STALE_CLIENTID); then, 4 confirmed, 2 more are
-#                      made and confirmed: the 3rd unconfirmed one, made
-#                      when there was room, is past max_clients when it
-#                      confirms, as is a new client
+#                      (2 clients holding opens made by "opens" before):
+#                      of 8 clients made and never confirmed, the 3 newest
+#                      can still confirm and the older ones are gone
+#                      (STALE_CLIENTID); then 2 more are made, the second
+#                      one past max_clients reclaiming the one record
+#                      still unconfirmed, and a seventh reclaims the
+#                      confirmed client holding nothing whose lease is
+#                      oldest
 #   drc PORT           with max_reply_cache 64K: a session asking for 1 MiB
 #                      of cached reply per slot gets 8 KiB; one asking for
-#                      64 slots of 8 KiB gets what is left (4 slots); the
-#                      next one gets none (DELAY) until one is destroyed
+#                      64 slots of 8 KiB gets what is left (4 slots); while
+#                      both clients hold an open the next one gets none
+#                      (DELAY) until one is destroyed; a session of a
+#                      client holding nothing is reclaimed for a new one
 #
 # Each check prints "ok - ..." or "not ok - ..."; the exit status is the
 # number of failed checks (capped at 100).
@@ -32,7 +35,7 @@ import sys
 
 from lt_grace import StateClient, check
 from lt_nfs4raw import (AUTH_NONE, CLAIM_NULL, ERR, OP, WRITE_LT, Client, close, lock_exist,
-                        lock_new, locku, noargs, opaque, putfh, setclientid,
+                        lock_new, locku, noargs, opaque, open_, putfh, setclientid,
                         setclientid_confirm, u32, u64)
 
 
@@ -147,7 +150,6 @@ def confirm_client(c, minor, how):
 
 
 def phase_unconfirmed(port, minor):
-    full = ERR["DELAY"] if minor else ERR["RESOURCE"]
     tag = "4.%d: " % minor
     c = Client(port)
     made = []
@@ -162,20 +164,26 @@ def phase_unconfirmed(port, minor):
         check(tag + "unconfirmed client %d %s" % (i, "confirms" if not want else
                                                   "was forgotten (3 newest kept)"),
               want, confirm_client(c, minor, made[i]))
+    # A and B (holding opens), 5 and 6 confirmed, 7 unconfirmed: 5 of max_clients 6
     late = []
     for i in range(2):
         st, how = make_client(c, minor, b"late-%d-%d" % (minor, i))
-        check(tag + "client late-%d made with 4 confirmed" % i, 0, st)
+        check(tag + "client late-%d made (%d of 6 records)" % (i, 6 + i), 0, st)
         late.append(how)
+    if made[7]:
+        check(tag + "client 7, unconfirmed, was reclaimed first for late-1: max_clients",
+              ERR["STALE_CLIENTID"], confirm_client(c, minor, made[7]))
     for i, how in enumerate(late):
         if how:
-            check(tag + "client late-%d confirms (%d of 6)" % (i, 5 + i), 0,
-                  confirm_client(c, minor, how))
-    if made[7]:
-        check(tag + "client 7, made when there was room, confirms: max_clients", full,
-              confirm_client(c, minor, made[7]))
+            check(tag + "client late-%d confirms" % i, 0, confirm_client(c, minor, how))
     st, _ = make_client(c, minor, b"one-too-many-%d" % minor)
-    check(tag + "a seventh client: max_clients", full, st)
+    check(tag + "a seventh client is made: max_clients", 0, st)
+    if made[5]:
+        check(tag + "by reclaiming the confirmed client holding nothing with the oldest lease "
+              "(5)", ERR["STALE_CLIENTID"], confirm_client(c, minor, made[5]))
+    if made[6]:
+        check(tag + "client 6 is still there (its confirmation again)", 0,
+              confirm_client(c, minor, made[6]))
     c.close()
 
 
@@ -186,10 +194,23 @@ def create_session(c, clientid, seq, slots, cached):
     return st, r[0][2] if st == 0 else None
 
 
+def open_in_session(c, sid, clientid, name):
+    """4.1: SEQUENCE (slot 0, seqid 1), OPEN creating @name: the status"""
+    st, _ = c.call(1, [("SEQUENCE", sid + u32(1) + u32(0) + u32(0) + u32(0)),
+                       noargs("PUTROOTFH"), open_(0, b"oo-" + name, clientid, create=True,
+                                                 claim=CLAIM_NULL, name=name)])
+    return st
+
+
+def sequence(c, sid, seqid):
+    st, _ = c.call(1, [("SEQUENCE", sid + u32(seqid) + u32(0) + u32(0) + u32(0))])
+    return st
+
+
 def phase_drc(port):
     c = Client(port)
     ids = []
-    for i in range(3):
+    for i in range(4):
         st, how = make_client(c, 1, b"drc-%d" % i)
         check("EXCHANGE_ID %d" % i, 0, st)
         ids.append(how)
@@ -199,22 +220,34 @@ def phase_drc(port):
         print("# granted: maxresp_cached %d, slots %d" % (r["fore"][3], r["fore"][5]))
         check("its ca_maxresponsesize_cached is clamped to 8 KiB", True, r["fore"][3] == 8192)
         check("it gets its 4 slots", True, r["fore"][5] == 4)
-    s1 = r["sessionid"] if r else None
+    s0 = r["sessionid"] if r else None
     st, r = create_session(c, ids[1][0], ids[1][1], 64, 8192)
     check("a session asking for 64 slots of 8 KiB", 0, st)
     if r:
         print("# granted: maxresp_cached %d, slots %d" % (r["fore"][3], r["fore"][5]))
         check("it gets the 4 slots left of max_reply_cache", True, r["fore"][5] == 4)
+    s1 = r["sessionid"] if r else None
+    # clients holding an open keep their sessions
+    if s0 and s1:
+        check("the first client opens a file", 0, open_in_session(c, s0, ids[0][0], b"drc-0"))
+        check("the second client opens a file", 0, open_in_session(c, s1, ids[1][0], b"drc-1"))
     st, _ = create_session(c, ids[2][0], ids[2][1], 1, 0)
-    check("a third session: no reply cache left", ERR["DELAY"], st)
-    if s1:
-        st, _ = c.call(1, [("DESTROY_SESSION", s1)])
+    check("a third session: no reply cache left, both holders hold state", ERR["DELAY"], st)
+    if s0:
+        st, _ = c.call(1, [("DESTROY_SESSION", s0)])
         check("the first session is destroyed", 0, st)
     st, r = create_session(c, ids[2][0], ids[2][1], 64, 0)
     check("then the third session is made", 0, st)
     if r:
         print("# granted: maxresp_cached %d, slots %d" % (r["fore"][3], r["fore"][5]))
         check("with slots of 2 KiB from the 32 KiB given back: 16", True, r["fore"][5] == 16)
+    s2 = r["sessionid"] if r else None
+    st, r = create_session(c, ids[3][0], ids[3][1], 1, 0)
+    check("a fourth session: the third client, holding nothing, is reclaimed for it", 0, st)
+    if s2:
+        check("the third client's session is gone", ERR["BADSESSION"], sequence(c, s2, 1))
+    if s1:
+        check("the second client's, holding an open, is not", 0, sequence(c, s1, 2))
     c.close()
 
 

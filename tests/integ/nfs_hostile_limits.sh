@@ -24,8 +24,9 @@
 #    record_timeout; the 900 KiB WRITEs still get their chunks
 #  - pipeline: 4 connections keeping 256 GETATTRs each in flight: the
 #    workers serve connections in turn
-#  - state: 50 NFSv4.1 clients with a session each, max_clients 30: the
-#    rest are refused with NFS4ERR_DELAY; EXCHANGE_ID from an address no
+#  - state: 50 NFSv4.1 clients with a session and an open each,
+#    max_clients 30: the rest are refused with NFS4ERR_DELAY (clients
+#    holding state are not reclaimed); EXCHANGE_ID from an address no
 #    export lists is NFS4ERR_PERM
 # The limits hit are counted in the stats file.
 . "$top_srcdir/tests/lib.sh"

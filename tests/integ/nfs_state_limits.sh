@@ -8,12 +8,14 @@
 #    past a bound OPEN, LOCK and LOCKU are RESOURCE (4.0) or DELAY (4.1)
 #    for that client while another still opens and locks, CLOSE and LOCKU
 #    give the budget back; the refusals are counted in the stats file
-#  - unconfirmed clients (SETCLIENTID, EXCHANGE_ID never confirmed) do
-#    not count against max_clients and have a bound of their own: the
-#    oldest are forgotten (state_unconfirmed_evicted)
+#  - unconfirmed clients (SETCLIENTID, EXCHANGE_ID never confirmed) have
+#    a bound of their own: the oldest are forgotten
+#    (state_unconfirmed_evicted); past max_clients the unconfirmed go
+#    first, then the confirmed holding nothing (state_clients_reclaimed)
 #  - the reply cache of each session slot is bounded by a clamped
 #    ca_maxresponsesize_cached, and all sessions' by max_reply_cache:
-#    fewer slots, or none (DELAY) when it is taken
+#    fewer slots, or none (DELAY) when it is taken by clients holding
+#    state; a client holding nothing gives its sessions up
 . "$top_srcdir/tests/lib.sh"
 lt_init
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -23,7 +25,8 @@ lt_require_cmd python3
 export PYTHONPATH="$top_srcdir/tests"
 
 nfs_plain_conf "max_opens_per_client = 4" "max_opens = 6" "max_lock_owners_per_client = 2" \
-	"max_locks_per_client = 3" "max_clients = 6" "max_unconfirmed_clients = 3"
+	"max_locks_per_client = 3" "max_clients = 6" "max_clients_per_address = 6" \
+	"max_unconfirmed_clients = 3"
 
 for minor in 0 1; do
 	rm -f "$LT_TMP/stats"
@@ -38,6 +41,8 @@ for minor in 0 1; do
 		python3 "$top_srcdir/tests/lt_state_limits.py" unconfirmed "$NFS_PORT" "$minor"
 	lt_check "4.$minor: stats: unconfirmed clients forgotten counted" \
 		nfs_stat_at_least state_unconfirmed_evicted 5
+	lt_check "4.$minor: stats: clients reclaimed for max_clients counted" \
+		nfs_stat_at_least state_clients_reclaimed 2
 	nfs_stop
 done
 
@@ -47,5 +52,7 @@ rm -f "$LT_TMP/stats"
 nfs_start --config "$NFS_CONF"
 nfs_run_checks "4.1: reply cache" 120 python3 "$top_srcdir/tests/lt_state_limits.py" drc "$NFS_PORT"
 lt_check "stats: sessions short of reply cache counted" nfs_stat_at_least reply_cache_short 2
+lt_check "stats: a client reclaimed for the reply cache counted" \
+	nfs_stat_at_least state_clients_reclaimed 1
 nfs_stop
 lt_done

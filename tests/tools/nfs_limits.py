@@ -27,9 +27,10 @@ Attacks (default: all), from 127.0.0.1 and other loopback addresses:
              record and a few bytes of it, never the rest
   pipeline   connections keeping 256 GETATTRs each in flight (they read
              their replies): one cannot starve the others
-  state      --state-clients NFSv4.1 clients with a session each, more
-             than the server's max_clients: the ones past it are refused
-             (NFS4ERR_DELAY), and a client from 127.200.0.1 (an address
+  state      --state-clients NFSv4.1 clients with a session and an open
+             each, more than the server's max_clients: the ones past it
+             are refused (NFS4ERR_DELAY: clients holding state are not
+             reclaimed), and a client from 127.200.0.1 (an address
              the exports must not list) gets NFS4ERR_PERM for EXCHANGE_ID
 
 After each attack its sockets are closed and service must be back to
@@ -358,7 +359,13 @@ def attack_state(args, measure):
     for i in range(args.state_clients):
         cl = raw_client(args, "127.0.4.%d" % (1 + i % 8))
         try:
-            keep.append(raw.Session(cl, minor=1))
+            ses = raw.Session(cl, minor=1)
+            st, _ = ses.call([raw.noargs("PUTROOTFH"),
+                              raw.open_(0, b"oo", ses.clientid, create=True,
+                                        name=b"state-%d" % i)])
+            if st:
+                raise ValueError("OPEN: " + raw.errname(st))
+            keep.append(ses)
             made += 1
         except ValueError as e:
             if "DELAY" in str(e) or str(NFS4ERR_DELAY) in str(e):

@@ -1412,7 +1412,18 @@ static void test_limits(void **state)
 	assert_int_equal(cfg->limits.max_conns_client, GW_CONNS_CLIENT_DEFAULT);
 	assert_int_equal(cfg->limits.idle_timeout, GW_IDLE_TIMEOUT_DEFAULT);
 	assert_int_equal(cfg->limits.conn_reply_bytes, GW_CONN_REPLY_BYTES_DEFAULT);
-	assert_int_equal(cfg->limits.max_sessions, GW_SESSIONS_DEFAULT);
+	/* the client table follows RAM: 1024 per GiB, at least 4096; half per address */
+	assert_int_equal(cfg->limits.max_clients, 0); /* auto */
+	assert_int_equal(cfg->limits.max_sessions, 0);
+	assert_int_equal(cfg->limits.max_clients_addr, 0);
+	assert_int_equal(cfg->limits.unconfirmed_timeout, GW_UNCONFIRMED_TIMEOUT_DEFAULT);
+	assert_int_equal(gw_limits_max_clients(&cfg->limits, 24ull << 30), 24576);
+	assert_int_equal(gw_limits_max_sessions(&cfg->limits, 24ull << 30), 24576);
+	assert_int_equal(gw_limits_max_clients_addr(&cfg->limits, 24ull << 30), 12288);
+	assert_int_equal(gw_limits_max_clients(&cfg->limits, 1ull << 30), GW_CLIENTS_AUTO_MIN);
+	assert_int_equal(gw_limits_max_clients_addr(&cfg->limits, 1ull << 30),
+			 GW_CLIENTS_AUTO_MIN / 2);
+	assert_true(gw_limits_ram() > 0);
 	assert_int_equal(cfg->limits.stop_timeout, GW_STOP_TIMEOUT_DEFAULT);
 	/* auto: half of what the reserve leaves, never below the minimum */
 	assert_int_equal(gw_limits_max_conns(&cfg->limits, 20000), (20000 - GW_FD_RESERVE) / 2);
@@ -1453,6 +1464,19 @@ static void test_limits(void **state)
 	assert_int_equal(gw_limits_max_opens(&cfg->limits, 4608), 50);
 	gw_config_free(cfg);
 	load_fails("max_cached_files = 0x\n/s *\n", 1, "max_cached_files");
+	/* set by hand: sessions and the per-address share follow max_clients unless set */
+	cfg = load_ok("max_clients = 100\n/s *\n");
+	assert_int_equal(gw_limits_max_clients(&cfg->limits, 24ull << 30), 100);
+	assert_int_equal(gw_limits_max_sessions(&cfg->limits, 24ull << 30), 100);
+	assert_int_equal(gw_limits_max_clients_addr(&cfg->limits, 24ull << 30), 50);
+	gw_config_free(cfg);
+	cfg = load_ok("max_clients = auto\nmax_clients_per_address = 7\nmax_sessions = 9\n"
+		      "unconfirmed_timeout = 5\n/s *\n");
+	assert_int_equal(gw_limits_max_clients_addr(&cfg->limits, 1ull << 30), 7);
+	assert_int_equal(gw_limits_max_sessions(&cfg->limits, 1ull << 30), 9);
+	assert_int_equal(cfg->limits.unconfirmed_timeout, 5);
+	gw_config_free(cfg);
+	load_fails("unconfirmed_timeout = 0\n/s *\n", 1, "unconfirmed_timeout");
 
 	cfg = load_ok("max_connections = 200\nmax_connections_per_client = 50\n"
 		      "idle_timeout = 0\nrecord_timeout = 3\nsend_timeout = 4\nstop_timeout = 30\n"
