@@ -82,7 +82,7 @@ step() { echo "# $(cut -d' ' -f1 /proc/uptime) s: $*" >&2; }
 for v in 4.0 4.2; do
 	t=v${v/./}
 	step "mount vers=$v"
-	if ! timeout 120 mount -t nfs4 -o "vers=$v,port=$PORT,proto=tcp,hard,timeo=100" \
+	if ! timeout 120 mount -t nfs4 -o "vers=$v,port=$PORT,addr=10.0.2.2,proto=tcp,hard,timeo=100" \
 		10.0.2.2:/ "$m"; then
 		r "${t}_mount" fail
 		continue
@@ -99,7 +99,7 @@ for v in 4.0 4.2; do
 done
 t=reboot
 step "mount vers=4.2 for the reboot"
-if timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,proto=tcp,hard,timeo=100" 10.0.2.2:/ "$m"; then
+if timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,addr=10.0.2.2,proto=tcp,hard,timeo=100" 10.0.2.2:/ "$m"; then
 	r reboot_mount ok
 	step "reader runs (the host reboots the server's side meanwhile)"
 	timeout 900 python3 "$SHARE/reader.py" "$m/data" "$SHARE" | sed "s/^/reboot_/"

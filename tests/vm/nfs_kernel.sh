@@ -91,7 +91,7 @@ step() { echo "# $(cut -d' ' -f1 /proc/uptime) s: $*" >&2; }
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 mnt() {
 	timeout 120 mount -t nfs4 \
-		-o "vers=$1,port=$PORT,proto=tcp,soft,timeo=300,retrans=2" 10.0.2.2:/ "$m"
+		-o "vers=$1,port=$PORT,addr=10.0.2.2,proto=tcp,soft,timeo=300,retrans=2" 10.0.2.2:/ "$m"
 }
 seekv() { # seekv FILE data|hole OFFSET: the offset lseek returns, or the errno name
 	if [ -n "$SM" ]; then

@@ -132,7 +132,7 @@ for t in $FSLIST; do
 	m=/tmp/nfs-$t
 	mkdir -p "$m"
 	step "$t: mount"
-	timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,proto=tcp,soft,timeo=300,retrans=2" \
+	timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,addr=10.0.2.2,proto=tcp,soft,timeo=300,retrans=2" \
 		"10.0.2.2:${!p}" "$m" || continue
 	r "${t}_mount" ok
 	snap "$t" start

@@ -133,7 +133,7 @@ fs_pass() { # fs_pass TYPE PATH: one export, mounted at /tmp/nfs-TYPE
 	local t=$1 m=/tmp/nfs-$1 f
 	mkdir -p "$m"
 	step "$t: mount"
-	timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,proto=tcp,soft,timeo=300,retrans=2" \
+	timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,addr=10.0.2.2,proto=tcp,soft,timeo=300,retrans=2" \
 		"10.0.2.2:$2" "$m" || return
 	r "${t}_mount" ok
 	r "${t}_mount_opts" "$(awk -v m="$m" '$2 == m { print $4 }' /proc/mounts)"

@@ -44,7 +44,7 @@ cat >"$share/guest.sh" <<'GUEST'
 r() { echo "$1=$2"; }
 m=/tmp/nfs
 mkdir -p "$m"
-timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,proto=tcp,soft,timeo=300,retrans=2" \
+timeout 120 mount -t nfs4 -o "vers=4.2,port=$PORT,addr=10.0.2.2,proto=tcp,soft,timeo=300,retrans=2" \
 	"10.0.2.2:$MNT" "$m" || exit 1
 r mount ok
 setfattr -n user.colour -v blue "$m/f" && r set1 ok

@@ -107,7 +107,7 @@ fi
 echo "default_routes=$(ip route show default | wc -l)"
 if [ -n "$NFSPORT" ]; then
 	mkdir -p /tmp/m
-	if mount -t nfs4 -o "vers=4.2,port=$NFSPORT" 10.0.2.2:/ex /tmp/m; then
+	if mount -t nfs4 -o "vers=4.2,port=$NFSPORT,addr=10.0.2.2" 10.0.2.2:/ex /tmp/m; then
 		echo "nfs_read=$(cat /tmp/m/hello)"
 		echo "$TOKEN" >/tmp/m/from-guest
 		umount /tmp/m && echo "nfs_umount=ok"
