@@ -142,6 +142,23 @@ out_close_fd:
 	return err;
 }
 
+/*
+ * @tmp becomes GW_FH_KEY_FILE unless that exists: 0, -EEXIST, -errno.
+ * Where the filesystem has no RENAME_NOREPLACE (9p, some FUSE ones), a
+ * hard link does the same; the caller removes @tmp on failure.
+ */
+static int key_publish(int dfd, const char *tmp)
+{
+	if (!renameat2(dfd, tmp, dfd, GW_FH_KEY_FILE, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	if (linkat(dfd, tmp, dfd, GW_FH_KEY_FILE, 0) < 0)
+		return -errno;
+	unlinkat(dfd, tmp, 0);
+	return 0;
+}
+
 /* A new key into GW_FH_KEY_FILE, unless another lacunad wrote one first: 0, -EEXIST, -errno */
 static int key_create(const char *dir, int dfd, uint8_t *key)
 {
@@ -171,10 +188,10 @@ static int key_create(const char *dir, int dfd, uint8_t *key)
 		goto out_unlink;
 	}
 	close(fd);
-	if (renameat2(dfd, tmp, dfd, GW_FH_KEY_FILE, RENAME_NOREPLACE) < 0) {
-		err = -errno;
+	err = key_publish(dfd, tmp);
+	if (err) {
 		if (err != -EEXIST)
-			log_err("state_dir %s: rename %s: %s", dir, tmp, strerror(errno));
+			log_err("state_dir %s: rename %s: %s", dir, tmp, strerror(-err));
 		goto out_unlink;
 	}
 	if (fsync(dfd) < 0) {
