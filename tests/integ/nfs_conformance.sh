@@ -8,8 +8,8 @@
 # within one open-owner, I/O checked against the caller and not only the
 # stateid, LOCK by an existing lock-owner with new_lock_owner set, LOCKT
 # on files that are not regular, empty owner strings, an open file whose
-# name is gone, READ past the largest offset, CREATE_SESSION flags and
-# reply sizes, and why_no_delegation4 values. The export is lacunafs over
+# name is gone, READ past the largest offset, CREATE_SESSION flags,
+# back channel and reply sizes, and why_no_delegation4 values. The export is lacunafs over
 # ext4, with one file of every type.
 . "$top_srcdir/tests/lib.sh"
 lt_init
