@@ -20,7 +20,7 @@ from lt_nfs4raw import (ERR, Checks, check, A_SIZE, A_TYPE, Client, Conn, READ_L
                         WRITE_LT, AUTH_NONE, close, create, deallocate, errname, getattr_,
                         lock_new, locku, lockt, lookup, noargs, open_, open_confirm, opaque,
                         putfh, read, read_plus, setattr_, setclientid, setclientid_confirm, u32,
-                        u64, write, NF4DIR, OPEN4_RESULT_CONFIRM)
+                        u64, write, NF4DIR, OPEN4_RESULT_CONFIRM, Session)
 
 A_OWNER, A_OWNER_GROUP = 36, 37
 
@@ -342,6 +342,25 @@ def c_session(port, d):
         else:
             check("the same seqid without sa_cachethis (the slot untouched): OK", st == 0,
                   errname(st))
+
+
+def c_reclaim_complete(port, d):
+    """A 4.1 client's OPEN before its RECLAIM_COMPLETE, outside grace too:
+    GRACE (RFC 8881 section 18.51.3); after it, OK."""
+    c = Client(port)
+    for minor in (1, 2):
+        ses = Session(c, minor, reclaim_complete=False)
+        owner = b"rc-%d" % minor
+        ops = [noargs("PUTROOTFH"),
+               open_(0, owner, ses.clientid, create=True, name="f-rc%d" % minor)]
+        st, _ = ses.call(ops)
+        check("4.%d OPEN (create) before RECLAIM_COMPLETE: GRACE" % minor,
+              st == ERR["GRACE"], errname(st))
+        st, _ = ses.call([("RECLAIM_COMPLETE", u32(0))])
+        check("4.%d RECLAIM_COMPLETE" % minor, st == 0, errname(st))
+        st, _ = ses.call(ops)
+        check("4.%d the OPEN after it: OK" % minor, st == 0, errname(st))
+    c.close()
 
 
 def c_wnd(port, d):
