@@ -34,8 +34,9 @@
  * asks whether the client may be granted state now: a non-reclaim OPEN
  * in grace is GRACE, a CLAIM_PREVIOUS (the current filehandle is the
  * file, as with CLAIM_FH) outside grace NO_GRACE, from a client without
- * a record RECLAIM_BAD. Then the client's record is made stable, before
- * any open is granted.
+ * a record RECLAIM_BAD. A 4.1 client's non-reclaim OPEN before its
+ * RECLAIM_COMPLETE is GRACE too, in grace or not (RFC 8881 §18.51.3).
+ * Then the client's record is made stable, before any open is granted.
  *
  * 4.0 open-owners must confirm their first OPEN (OPEN4_RESULT_CONFIRM,
  * then OPEN_CONFIRM); an owner whose OPEN was never confirmed is
@@ -526,6 +527,10 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 	status = nfs4_client_of(c, a->clientid, &clp);
 	if (status != NFS4_OK)
 		goto out_unlock;
+	if (a->claim != CLAIM_PREVIOUS && nfs4_client_reclaiming(clp)) {
+		status = NFS4ERR_GRACE;
+		goto out_unlock;
+	}
 	oo = nfs4_owner_find(clp, false, a->owner, a->owner_len);
 	if (oo && !oo->confirmed) {
 		/* 4.0: its first OPEN was never confirmed: start the owner afresh */

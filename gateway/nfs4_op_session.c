@@ -25,16 +25,21 @@
  * at most max_reply_cache bytes (lacunad.conf(5)): a session is granted
  * fewer slots than it asked for when the rest is taken, and none
  * (NFS4ERR_DELAY) when not even one fits, as nfsd does with its DRC
- * memory. No callback is ever sent (no delegations, no layouts), so the
- * back channel's attributes are accepted as they come and the reply's
- * flags never have CONN_BACK_CHAN, PERSIST nor CONN_RDMA.
+ * memory. Flags no minor version defines are INVAL. No callback is ever
+ * sent (no delegations, no layouts), so the back channel's attributes are
+ * accepted as they come, unless no callback could ever pass through them
+ * (TOOSMALL), and the reply's flags never have CONN_BACK_CHAN, PERSIST
+ * nor CONN_RDMA.
  *
  * SEQUENCE checks the session, the request against the negotiated
  * sizes, then the slot (RFC 8881 §2.10.6.1): the next seqid runs, the
  * last one is a retransmission answered from the slot's reply cache (or
  * RETRY_UNCACHED_REP), one arriving while its slot is busy is DELAY,
- * anything else SEQ_MISORDERED. Replies are cached whenever they fit,
- * asked for or not (nfs4_sequence_done()).
+ * anything else SEQ_MISORDERED. A new request whose reply could not hold
+ * even SEQUENCE's result within ca_maxresponsesize (with sa_cachethis
+ * ca_maxresponsesize_cached) is REP_TOO_BIG (REP_TOO_BIG_TO_CACHE), its
+ * slot untouched. Replies are cached whenever they fit, asked for or not
+ * (nfs4_sequence_done()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,6 +56,8 @@
 #define NFS4_CB_SEC_MAX 16		/* callback_sec_parms4 entries */
 #define NFS4_OID_MAX 16			/* sec_oid4 entries of SP4_SSV */
 #define NFS4_SESSION_REQ_MIN 256	/* smallest ca_maxrequestsize/maxresponsesize */
+#define CREATE_SESSION4_FLAG_MASK 0x7	/* PERSIST, CONN_BACK_CHAN, CONN_RDMA */
+#define SEQUENCE4_RES_LEN (NFS4_SESSIONID_SIZE + 5 * 4)
 #define RPCSEC_GSS 6
 
 /* ---------------------------------------------------------------- EXCHANGE_ID */
@@ -327,6 +334,22 @@ static uint32_t negotiate_fore(struct nfs4_compound *c, struct nfs4_chan_attrs *
 }
 
 /*
+ * The back channel as the client offers it (nfsd's check_backchannel_attrs):
+ * one through which no callback could ever be sent, too small for an RPC
+ * call or its reply, or for CB_SEQUENCE and one more op, is TOOSMALL.
+ */
+static uint32_t check_back(struct nfs4_chan_attrs *ca)
+{
+	if (ca->maxreq < NFS4_SESSION_REQ_MIN || ca->maxresp < NFS4_SESSION_REQ_MIN)
+		return NFS4ERR_TOOSMALL;
+	if (ca->maxops < 2)
+		return NFS4ERR_TOOSMALL;
+	ca->headerpad = 0;
+	ca->maxresp_cached = 0;
+	return NFS4_OK;
+}
+
+/*
  * How many of the @want slots of @slot_bytes of reply cache each a new
  * session gets out of max_reply_cache (0: none left). State lock held.
  */
@@ -375,14 +398,17 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	struct nfs4_cs_res res;
 	uint32_t status, slot_bytes, nslots;
 
+	/* a flag no minor version defines is INVAL (as nfsd and EXCHANGE_ID) */
+	if (a->flags & ~(uint32_t)CREATE_SESSION4_FLAG_MASK)
+		return NFS4ERR_INVAL;
 	status = gw_state_admit(c);
 	if (status != NFS4_OK)
 		return status;
 	status = negotiate_fore(c, &a->fore);
+	if (status == NFS4_OK)
+		status = check_back(&a->back);
 	if (status != NFS4_OK)
 		return status;
-	a->back.headerpad = 0;
-	a->back.maxresp_cached = 0;
 	slot_bytes = a->fore.maxresp_cached > NFS4_REPLY_CACHE_MIN ? a->fore.maxresp_cached
 								  : NFS4_REPLY_CACHE_MIN;
 
@@ -444,9 +470,9 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	ses->clp = clp;
 	ses->refs = 1;
 	/*
-	 * None of PERSIST, CONN_BACK_CHAN, CONN_RDMA is granted, and bits no
-	 * RFC defines are not echoed (RFC 8881 §18.36.4 lets the server
-	 * clear what it does not do; nfsd answers them cleared too).
+	 * None of PERSIST, CONN_BACK_CHAN, CONN_RDMA is granted (RFC 8881
+	 * §18.36.4 lets the server clear what it does not do; nfsd answers
+	 * them cleared too).
 	 */
 	ses->flags = 0;
 	ses->cb_program = a->cb_program;
@@ -500,6 +526,25 @@ int nfs4_dec_sequence(struct xdr_in *x, void *args)
 	return 0;
 }
 
+/*
+ * Does a reply to this request fit its bound, ca_maxresponsesize (with
+ * sa_cachethis ca_maxresponsesize_cached), with SEQUENCE's own result and
+ * the opcode and status of each op after it? Else REP_TOO_BIG (_TO_CACHE).
+ */
+static uint32_t sequence_fits(const struct nfs4_compound *c, const struct nfs4_session *ses,
+			      bool cachethis)
+{
+	size_t max = c->resp_max;
+
+	if (max > ses->fore.maxresp)
+		max = ses->fore.maxresp;
+	if (cachethis && max > ses->fore.maxresp_cached)
+		max = ses->fore.maxresp_cached;
+	if (xdr_out_len(c->out) + SEQUENCE4_RES_LEN + 8 * (size_t)(c->nops - 1) > max)
+		return cachethis ? NFS4ERR_REP_TOO_BIG_TO_CACHE : NFS4ERR_REP_TOO_BIG;
+	return NFS4_OK;
+}
+
 uint32_t nfs4_run_sequence(struct nfs4_compound *c, void *args)
 {
 	struct sequence_args *a = args;
@@ -529,6 +574,9 @@ uint32_t nfs4_run_sequence(struct nfs4_compound *c, void *args)
 	slot = &ses->slots[a->slotid];
 	switch (nfs4_slot_check(slot->seqid, slot->inuse, a->seqid)) {
 	case NFS4_SEQ_NEW:
+		status = sequence_fits(c, ses, a->cachethis);
+		if (status != NFS4_OK)
+			goto out;
 		slot->seqid = a->seqid;
 		slot->cached = false;
 		break;

@@ -300,13 +300,23 @@ struct nfs4_client {
 	uint32_t cs_seqid;
 	bool cs_cached;
 	struct nfs4_cs_res cs_res;
-	bool reclaim_done;
+	bool reclaim_done; /* 4.1: RECLAIM_COMPLETE (rca_one_fs false) received */
 	struct nfs4_session *sessions;
 	unsigned int nsessions;
 	struct nfs4_owner *owners;
 	/* state held, against the limits of gw_state_limits.c */
 	unsigned int nopens, nlock_owners, nlocks;
 };
+
+/*
+ * A 4.1 client is granted no new open before its RECLAIM_COMPLETE, grace
+ * or not: such an OPEN is NFS4ERR_GRACE (RFC 8881 §18.51.3), as nfsd
+ * answers. State lock held.
+ */
+static inline bool nfs4_client_reclaiming(const struct nfs4_client *clp)
+{
+	return clp->minor > 0 && !clp->reclaim_done;
+}
 
 /* The cached result of a 4.0 owner's last seqid op */
 struct nfs4_replay {

@@ -20,7 +20,7 @@ from lt_nfs4raw import (ERR, Checks, check, A_SIZE, A_TYPE, Client, Conn, READ_L
                         WRITE_LT, AUTH_NONE, close, create, deallocate, errname, getattr_,
                         lock_new, locku, lockt, lookup, noargs, open_, open_confirm, opaque,
                         putfh, read, read_plus, setattr_, setclientid, setclientid_confirm, u32,
-                        u64, write, NF4DIR, OPEN4_RESULT_CONFIRM)
+                        u64, write, NF4DIR, OPEN4_RESULT_CONFIRM, Session)
 
 A_OWNER, A_OWNER_GROUP = 36, 37
 
@@ -290,22 +290,32 @@ def c_read_far(port, d):
                   st == 0 and res.get("eof") and empty, (errname(st), res))
 
 
-def create_session(c, flags, maxresp=1 << 20, cached=8192):
-    st, r = c.call(1, [("EXCHANGE_ID", b"\0" * 8 + opaque(b"lt-cs-%d-%d" % (os.getpid(), flags ^ cached)) +
-                        u32(0x1) + u32(0) + u32(0))])
+def create_session(c, flags, maxresp=1 << 20, cached=8192, back_req=4096, back_ops=2):
+    owner = b"lt-cs-%d-%d-%d-%d" % (os.getpid(), flags ^ cached, back_req, back_ops)
+    st, r = c.call(1, [("EXCHANGE_ID", b"\0" * 8 + opaque(owner) + u32(0x1) + u32(0) + u32(0))])
     ex = r[0][2]
     fore = u32(0) + u32(1 << 20) + u32(maxresp) + u32(cached) + u32(16) + u32(8) + u32(0)
-    back = u32(0) + u32(4096) + u32(4096) + u32(0) + u32(2) + u32(1) + u32(0)
+    back = u32(0) + u32(back_req) + u32(4096) + u32(0) + u32(back_ops) + u32(1) + u32(0)
     return c.call(1, [("CREATE_SESSION", u64(ex["clientid"]) + u32(ex["seq"]) + u32(flags) +
                        fore + back + u32(0x40000000) + u32(1) + u32(AUTH_NONE))])
 
 
 def c_session(port, d):
     c = Client(port)
-    st, r = create_session(c, 0xfff0)
+    st, r = create_session(c, 0x7)
     flags = r[0][2]["flags"] if st == 0 else None
-    check("CREATE_SESSION with undefined flags: OK, none echoed", st == 0 and flags == 0,
-          (errname(st), flags))
+    check("CREATE_SESSION with PERSIST, CONN_BACK_CHAN, CONN_RDMA: OK, none granted",
+          st == 0 and flags == 0, (errname(st), flags))
+    for flags in (0x8, 0xf, 0xfff0):
+        st, r = create_session(c, flags)
+        check("CREATE_SESSION with undefined flags %#x: INVAL" % flags, st == ERR["INVAL"],
+              errname(st))
+    st, r = create_session(c, 0, back_req=10)
+    check("CREATE_SESSION with a back channel ca_maxrequestsize of 10: TOOSMALL",
+          st == ERR["TOOSMALL"], errname(st))
+    st, r = create_session(c, 0, back_ops=1)
+    check("CREATE_SESSION with a back channel ca_maxoperations of 1: TOOSMALL",
+          st == ERR["TOOSMALL"], errname(st))
     st, r = create_session(c, 0, maxresp=64)
     check("CREATE_SESSION with ca_maxresponsesize 64: TOOSMALL", st == ERR["TOOSMALL"],
           errname(st))
@@ -320,6 +330,37 @@ def c_session(port, d):
                   "REP_TOO_BIG_TO_CACHE", st == ERR["REP_TOO_BIG_TO_CACHE"], errname(st))
         else:
             check("the same without sa_cachethis: OK", st == 0, errname(st))
+    # a cache smaller than any reply: SEQUENCE itself is too big to cache
+    st, r = create_session(c, 0, cached=10)
+    check("CREATE_SESSION with ca_maxresponsesize_cached 10: OK", st == 0, errname(st))
+    sid = r[0][2]["sessionid"] if st == 0 else b"\0" * 16
+    for cachethis in (1, 0):
+        st, r = c.call(1, [("SEQUENCE", sid + u32(1) + u32(0) + u32(0) + u32(cachethis))])
+        if cachethis:
+            check("SEQUENCE alone with sa_cachethis: REP_TOO_BIG_TO_CACHE",
+                  st == ERR["REP_TOO_BIG_TO_CACHE"], errname(st))
+        else:
+            check("the same seqid without sa_cachethis (the slot untouched): OK", st == 0,
+                  errname(st))
+
+
+def c_reclaim_complete(port, d):
+    """A 4.1 client's OPEN before its RECLAIM_COMPLETE, outside grace too:
+    GRACE (RFC 8881 section 18.51.3); after it, OK."""
+    c = Client(port)
+    for minor in (1, 2):
+        ses = Session(c, minor, reclaim_complete=False)
+        owner = b"rc-%d" % minor
+        ops = [noargs("PUTROOTFH"),
+               open_(0, owner, ses.clientid, create=True, name="f-rc%d" % minor)]
+        st, _ = ses.call(ops)
+        check("4.%d OPEN (create) before RECLAIM_COMPLETE: GRACE" % minor,
+              st == ERR["GRACE"], errname(st))
+        st, _ = ses.call([("RECLAIM_COMPLETE", u32(0))])
+        check("4.%d RECLAIM_COMPLETE" % minor, st == 0, errname(st))
+        st, _ = ses.call(ops)
+        check("4.%d the OPEN after it: OK" % minor, st == 0, errname(st))
+    c.close()
 
 
 def c_wnd(port, d):

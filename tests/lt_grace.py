@@ -52,9 +52,11 @@ def check(what, want, got):
 
 class StateClient:
     """A client ID (SETCLIENTID for 4.0, EXCHANGE_ID + session for 4.1+)
-    with one open-owner and one lock-owner, keeping their 4.0 seqids."""
+    with one open-owner and one lock-owner, keeping their 4.0 seqids. A
+    4.1+ client that is not @reclaiming sends RECLAIM_COMPLETE at once, as
+    it must before its first new OPEN (RFC 8881 section 18.51.3)."""
 
-    def __init__(self, port, minor, name):
+    def __init__(self, port, minor, name, reclaiming=False):
         self.minor, self.name = minor, name
         self.c = Client(port)
         self.oseq = 0
@@ -69,7 +71,7 @@ class StateClient:
                 raise ValueError("SETCLIENTID_CONFIRM: " + errname(st))
             self.ses = None
         else:
-            self.ses = Session(self.c, minor, owner=name, reclaim_complete=False)
+            self.ses = Session(self.c, minor, owner=name, reclaim_complete=not reclaiming)
             self.clientid = self.ses.clientid
 
     def call(self, ops):
@@ -169,7 +171,7 @@ def phase_reclaim(port, path):
     st, _ = b.call([putfh(fh), write(0, b"x", 2, ANON_STATEID)])
     check("grace: a WRITE without an open is refused", ERR["GRACE"], st)
 
-    a = StateClient(port, minor, name)
+    a = StateClient(port, minor, name, reclaiming=True)
     if minor:
         st, _ = a.open([noargs("PUTROOTFH")], create=True, claim=CLAIM_NULL, name=b"new-a")
         check("grace: a new OPEN by the recorded client is refused too", ERR["GRACE"], st)
@@ -199,7 +201,7 @@ def phase_reclaim(port, path):
 
 def phase_no_reclaim(port, path):
     minor, name, fname, fh = load(path)
-    a = StateClient(port, minor, name)
+    a = StateClient(port, minor, name, reclaiming=True)
     st, _ = a.open([putfh(fh)], claim=CLAIM_PREVIOUS)
     check("no grace: a reclaim", ERR["NO_GRACE"], st)
     b = StateClient(port, minor, b"unknown-" + name)
@@ -209,7 +211,7 @@ def phase_no_reclaim(port, path):
 
 def phase_reclaim_only(port, path):
     minor, name, fname, fh = load(path)
-    a = StateClient(port, minor, name)
+    a = StateClient(port, minor, name, reclaiming=True)
     reclaim_open_lock(a, fh)
     finish(a, port)
     b = StateClient(port, minor, b"unknown-" + name)

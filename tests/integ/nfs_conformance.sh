@@ -8,8 +8,9 @@
 # within one open-owner, I/O checked against the caller and not only the
 # stateid, LOCK by an existing lock-owner with new_lock_owner set, LOCKT
 # on files that are not regular, empty owner strings, an open file whose
-# name is gone, READ past the largest offset, CREATE_SESSION flags and
-# reply sizes, and why_no_delegation4 values. The export is lacunafs over
+# name is gone, READ past the largest offset, CREATE_SESSION flags,
+# back channel and reply sizes, OPEN before RECLAIM_COMPLETE, and
+# why_no_delegation4 values. The export is lacunafs over
 # ext4, with one file of every type.
 . "$top_srcdir/tests/lib.sh"
 lt_init
@@ -46,7 +47,7 @@ printf '%s\n' "stats_file = $STATS" "$EXP 127.0.0.1(rw,no_root_squash,fsid=0)" \
 nfs_start --config "$LT_TMP/lacunad.conf"
 
 for check in getattr_unknown share_own io_cred io_owner lock_seqid lockt_type owner_empty \
-	close_renamed read_far session wnd drc; do
+	close_renamed read_far session reclaim_complete wnd drc; do
 	nfs_run_checks "$check" "$LT_NFS_TIMEOUT" \
 		python3 "$top_srcdir/tests/lt_conformance.py" "$check" "$NFS_PORT" "$EXP"
 done

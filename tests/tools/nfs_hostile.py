@@ -284,6 +284,10 @@ def check_lease_expiry(h, p, a):
         return "skipped: needs --lease, --pid and --open-path"
     cl = Client(h, p)
     cl.session()
+    # nothing to reclaim: said before the first OPEN (RFC 8881 section 18.51.3)
+    st, n, rest = parse(cl.call(compound(1, [cl.sequence_op(),
+                                             xdr_u32(OP_RECLAIM_COMPLETE) + xdr_u32(0)])))
+    expect("RECLAIM_COMPLETE", st, NFS4_OK)
     before = fd_count(a.pid)
     op_open = (xdr_u32(18) + xdr_u32(0) + xdr_u32(1) + xdr_u32(0) + xdr_u64(cl.clientid) +
                xdr_opaque(b"lease-owner") + xdr_u32(0) + xdr_u32(0) +
