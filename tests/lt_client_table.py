@@ -85,6 +85,8 @@ class Cl:
                                          u32(AUTH_NONE))])
                 if self.st == 0:
                     self.sid = r[0][2]["sessionid"]
+                    # nothing to reclaim: OPEN is GRACE until this (RFC 8881 §18.51.3)
+                    self.st, _ = self.call([("RECLAIM_COMPLETE", u32(0))])
         else:
             self.st, r = c.call(0, [setclientid(b"lt-verf1", name)])
             if self.st:
