@@ -195,9 +195,10 @@ def create_session(c, clientid, seq, slots, cached):
 
 
 def open_in_session(c, sid, clientid, name):
-    """4.1: SEQUENCE (slot 0, seqid 1), OPEN creating @name: the status"""
+    """4.1: SEQUENCE (slot 0, seqid 1), RECLAIM_COMPLETE (nothing to
+    reclaim: OPEN is GRACE before it), OPEN creating @name: the status"""
     st, _ = c.call(1, [("SEQUENCE", sid + u32(1) + u32(0) + u32(0) + u32(0)),
-                       noargs("PUTROOTFH"), open_(0, b"oo-" + name, clientid, create=True,
+                       ("RECLAIM_COMPLETE", u32(0)), noargs("PUTROOTFH"), open_(0, b"oo-" + name, clientid, create=True,
                                                  claim=CLAIM_NULL, name=name)])
     return st
 
