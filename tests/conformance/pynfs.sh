@@ -98,7 +98,7 @@ pynfs_run() {
 	(cd "$PYNFS/$dir" &&
 		lt_timeout "$PYNFS_TIMEOUT" "$PY" testserver.py "127.0.0.1:$NFS_PORT/" \
 			"${args[@]}") >"$out" 2>&1 || rc=$?
-	[ -z "${PYNFS_KEEP:-}" ] || cp "$out" "$PYNFS_KEEP/pynfs-$label.out"
+	[ -z "${PYNFS_KEEP:-}" ] || { mkdir -p "$PYNFS_KEEP" && cp "$out" "$PYNFS_KEEP/pynfs-$label.out"; }
 	pynfs_report "$label" "$out" "$rc"
 }
 
