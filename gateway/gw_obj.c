@@ -14,6 +14,13 @@
  * cache closes idle files. When an open fails for want of fds all the
  * same (EMFILE, ENFILE), gw_obj_shed() drops every object nobody holds
  * and the open is tried once more (GW_FD_RETRY, gw_fd.c).
+ *
+ * Nothing is closed under the cache lock: on a lacunafs export a close is
+ * a FLUSH round trip to lacunafs, and a lacunafs that hangs would hold up
+ * every request behind the lock. What the cache drops is unlinked under
+ * the lock onto a list of the caller's (struct obj_reap) and its
+ * reference put, fds closed, once the lock is released (cache_unlock),
+ * as nfsd's laundromat and the kernel's deferred fput do.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +57,11 @@ struct obj_ext {
 };
 
 static struct obj_ext lru_head = { .prev = &lru_head, .next = &lru_head };
+
+/* Objects the cache dropped under its lock, chained by hnext: their references put after it */
+struct obj_reap {
+	struct gw_obj *head;
+};
 
 static uint64_t now_s(void)
 {
@@ -147,7 +159,8 @@ static struct gw_obj *cache_find(const uint8_t *fh, size_t len)
 	return o;
 }
 
-static void cache_remove_locked(struct gw_obj *o)
+/* Take @o out of the cache; its reference goes to @reap (cache lock held). */
+static void cache_remove_locked(struct gw_obj *o, struct obj_reap *reap)
 {
 	struct gw_obj **pp = &cache.bucket[o->hash % GW_OBJ_BUCKETS];
 
@@ -156,16 +169,30 @@ static void cache_remove_locked(struct gw_obj *o)
 			*pp = o->hnext;
 			lru_unlink((struct obj_ext *)o);
 			cache.count--;
-			gw_obj_put(o); /* the cache's reference */
+			o->hnext = reap->head; /* the cache's reference, put by cache_unlock() */
+			reap->head = o;
 			return;
 		}
+}
+
+/* Release the cache lock, then put what was dropped under it (closing fds maybe). */
+static void cache_unlock(struct obj_reap *reap)
+{
+	struct gw_obj *o, *next;
+
+	pthread_mutex_unlock(&cache.lock);
+	for (o = reap->head; o; o = next) {
+		next = o->hnext;
+		gw_obj_put(o);
+	}
+	reap->head = NULL;
 }
 
 /*
  * Evict from the cold end what only the cache holds until at most @keep
  * objects are left; @files_only: leave the pseudo directories. How many.
  */
-static unsigned int cache_trim_locked(size_t keep, bool files_only)
+static unsigned int cache_trim_locked(size_t keep, bool files_only, struct obj_reap *reap)
 {
 	unsigned int n = 0;
 	struct obj_ext *e;
@@ -175,7 +202,7 @@ static unsigned int cache_trim_locked(size_t keep, bool files_only)
 
 		if ((e->obj.xp || !files_only) &&
 		    atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1) {
-			cache_remove_locked(&e->obj);
+			cache_remove_locked(&e->obj, reap);
 			n++;
 		}
 		e = prev;
@@ -189,6 +216,7 @@ static unsigned int cache_trim_locked(size_t keep, bool files_only)
  */
 static struct gw_obj *cache_insert(struct gw_obj *o)
 {
+	struct obj_reap reap = { NULL };
 	struct gw_obj *old;
 
 	o->hash = fh_hash(o->fh.data, o->fh.len);
@@ -205,16 +233,18 @@ static struct gw_obj *cache_insert(struct gw_obj *o)
 	lru_front((struct obj_ext *)o);
 	o->lru = now_s();
 	cache.count++;
-	cache_trim_locked(atomic_load_explicit(&cache_max, memory_order_relaxed), false);
-	pthread_mutex_unlock(&cache.lock);
+	cache_trim_locked(atomic_load_explicit(&cache_max, memory_order_relaxed), false, &reap);
+	cache_unlock(&reap);
 	return o;
 }
 
 void gw_obj_forget(struct gw_obj *o)
 {
+	struct obj_reap reap = { NULL };
+
 	pthread_mutex_lock(&cache.lock);
-	cache_remove_locked(o);
-	pthread_mutex_unlock(&cache.lock);
+	cache_remove_locked(o, &reap);
+	cache_unlock(&reap);
 }
 
 int gw_obj_init(void)
@@ -224,10 +254,12 @@ int gw_obj_init(void)
 
 void gw_obj_fini(void)
 {
+	struct obj_reap reap = { NULL };
+
 	pthread_mutex_lock(&cache.lock);
 	while (lru_head.next != &lru_head)
-		cache_remove_locked(&lru_head.next->obj);
-	pthread_mutex_unlock(&cache.lock);
+		cache_remove_locked(&lru_head.next->obj, &reap);
+	cache_unlock(&reap);
 }
 
 void gw_obj_set_max(unsigned int n)
@@ -247,16 +279,18 @@ size_t gw_obj_cached(void)
 
 unsigned int gw_obj_shed(void)
 {
+	struct obj_reap reap = { NULL };
 	unsigned int n;
 
 	pthread_mutex_lock(&cache.lock);
-	n = cache_trim_locked(0, true);
-	pthread_mutex_unlock(&cache.lock);
+	n = cache_trim_locked(0, true, &reap);
+	cache_unlock(&reap);
 	return n;
 }
 
 void gw_obj_sweep(void)
 {
+	struct obj_reap reap = { NULL };
 	uint64_t now = now_s();
 	struct obj_ext *e;
 
@@ -268,10 +302,10 @@ void gw_obj_sweep(void)
 		if (e->obj.lru + GW_OBJ_IDLE > now)
 			break;
 		if (atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1)
-			cache_remove_locked(&e->obj);
+			cache_remove_locked(&e->obj, &reap);
 		e = prev;
 	}
-	pthread_mutex_unlock(&cache.lock);
+	cache_unlock(&reap);
 }
 
 /* Drop every pseudo directory from the cache (the tree is rebuilt on reload). */
@@ -282,15 +316,16 @@ void gw_obj_flush_pseudo(void)
 
 void gw_obj_flush_xport(const struct gw_xport *xp)
 {
+	struct obj_reap reap = { NULL };
 	struct obj_ext *e, *next;
 
 	pthread_mutex_lock(&cache.lock);
 	for (e = lru_head.next; e != &lru_head; e = next) {
 		next = e->next;
 		if (e->obj.xp == xp)
-			cache_remove_locked(&e->obj);
+			cache_remove_locked(&e->obj, &reap);
 	}
-	pthread_mutex_unlock(&cache.lock);
+	cache_unlock(&reap);
 }
 
 static struct gw_obj *pseudo_obj(struct gw_srv *s, uint32_t idx)
