@@ -328,9 +328,9 @@ void gw_obj_flush_xport(const struct gw_xport *xp)
 	cache_unlock(&reap);
 }
 
-static struct gw_obj *pseudo_obj(struct gw_srv *s, uint32_t idx)
+static struct gw_obj *pseudo_obj(const struct gw_snap *s, uint32_t idx)
 {
-	struct gw_pseudo *p = &s->pseudo[idx];
+	const struct gw_pseudo *p = &s->pseudo[idx];
 	struct gw_obj *o = cache_find(p->fh.data, p->fh.len);
 
 	if (o)
@@ -383,13 +383,12 @@ static int file_obj(struct gw_xport *xp, int fd, int bfd, const struct stat *st,
 	return 0;
 }
 
-static struct gw_obj *export_root(struct gw_srv *s, struct gw_xport *xp, int *err)
+static struct gw_obj *export_root(struct gw_xport *xp, int *err)
 {
 	struct gw_obj *o = cache_find(xp->root_fh.data, xp->root_fh.len);
 	struct stat st;
 	int fd, bfd;
 
-	(void)s;
 	*err = 0;
 	if (o)
 		return o;
@@ -415,16 +414,16 @@ static struct gw_obj *export_root(struct gw_srv *s, struct gw_xport *xp, int *er
 	return *err ? NULL : o;
 }
 
-struct gw_obj *gw_obj_root(struct gw_srv *s)
+struct gw_obj *gw_obj_root(const struct gw_snap *s)
 {
 	size_t i;
 	int err;
 
 	if (s->npseudo)
 		return pseudo_obj(s, 0);
-	for (i = 0; i < s->nxports; i++)
-		if (s->xports[i]->cfg_idx >= 0 && s->xports[i]->pseudo_node < 0)
-			return export_root(s, s->xports[i], &err);
+	for (i = 0; i < s->cfg->nexports; i++)
+		if (s->pseudo_node[i] < 0)
+			return export_root(s->xports[i], &err);
 	return NULL;
 }
 
@@ -507,7 +506,7 @@ static int open_by_lfs_handle(struct gw_xport *xp, const struct file_handle *h,
 	return 0;
 }
 
-static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
+static int resolve_file(const struct gw_snap *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	struct {
 		struct file_handle fh;
@@ -568,7 +567,7 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 		close(fd);
 		if (bfd != fd)
 			close(bfd);
-		*out = export_root(s, xp, &err);
+		*out = export_root(xp, &err);
 		return err;
 	}
 	memcpy(gfh.data, fh, len);
@@ -585,9 +584,9 @@ out_close_bfd:
 	return err;
 }
 
-static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out);
+static int obj_from_fh(const struct gw_snap *s, const uint8_t *fh, size_t len, struct gw_obj **out);
 
-int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
+int gw_obj_from_fh(const struct gw_snap *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	int err = obj_from_fh(s, fh, len, out);
 
@@ -603,7 +602,7 @@ int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_ob
 	return err;
 }
 
-static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
+static int obj_from_fh(const struct gw_snap *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	struct gw_obj *o;
 	size_t hdr;
@@ -611,7 +610,7 @@ static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct g
 
 	*out = NULL;
 	/* the tag first: nothing of a handle not made here is looked at */
-	rc = gw_fh_check(s->fh_key, s->cfg && s->cfg->legacy_handles, fh, len);
+	rc = gw_fh_check(s->fh_key, s->cfg->legacy_handles, fh, len);
 	if (rc < 0)
 		return rc;
 	hdr = gw_fh_hdr(fh);
@@ -708,7 +707,8 @@ static int lookup_file(struct gw_obj *dir, const char *name, struct gw_obj **out
 	return file_obj(xp, fd, bfd, &bst, &fh, out);
 }
 
-int gw_obj_lookup(struct gw_srv *s, struct gw_obj *dir, const char *name, struct gw_obj **out)
+int gw_obj_lookup(const struct gw_snap *s, struct gw_obj *dir, const char *name,
+		  struct gw_obj **out)
 {
 	uint32_t i;
 	int err;
@@ -720,12 +720,12 @@ int gw_obj_lookup(struct gw_srv *s, struct gw_obj *dir, const char *name, struct
 		return lookup_file(dir, name, out);
 	}
 	for (i = 1; i < s->npseudo; i++) {
-		struct gw_pseudo *p = &s->pseudo[i];
+		const struct gw_pseudo *p = &s->pseudo[i];
 
 		if (p->parent != (uint32_t)dir->pseudo || strcmp(p->name, name))
 			continue;
 		if (p->xport >= 0) {
-			*out = export_root(s, s->xports[p->xport], &err);
+			*out = export_root(s->xports[p->xport], &err);
 			return *out ? 0 : err;
 		}
 		*out = pseudo_obj(s, i);
@@ -734,8 +734,10 @@ int gw_obj_lookup(struct gw_srv *s, struct gw_obj *dir, const char *name, struct
 	return -ENOENT;
 }
 
-int gw_obj_parent(struct gw_srv *s, struct gw_obj *dir, struct gw_obj **out)
+int gw_obj_parent(const struct gw_snap *s, struct gw_obj *dir, struct gw_obj **out)
 {
+	int node;
+
 	*out = NULL;
 	if (gw_obj_is_pseudo(dir)) {
 		if (dir->pseudo == 0)
@@ -748,9 +750,11 @@ int gw_obj_parent(struct gw_srv *s, struct gw_obj *dir, struct gw_obj **out)
 	if (dir->fh.len == dir->xp->root_fh.len &&
 	    !memcmp(dir->fh.data, dir->xp->root_fh.data, dir->fh.len)) {
 		/* the export root: up into the pseudo filesystem */
-		if (dir->xp->pseudo_node < 0)
+		if (!gw_xport_node(s, dir->xp, &node))
+			return -ESTALE; /* no longer exported */
+		if (node < 0)
 			return -ENOENT;
-		*out = pseudo_obj(s, s->pseudo[dir->xp->pseudo_node].parent);
+		*out = pseudo_obj(s, s->pseudo[node].parent);
 		return *out ? 0 : -ENOMEM;
 	}
 	return lookup_file(dir, "..", out);

@@ -211,6 +211,7 @@ static bool gw_rdma_admit(const struct sockaddr_storage *sa, socklen_t len, uint
 {
 	static time_t logged;
 	struct gw_limits lim;
+	struct gw_snap *sn;
 	const char *why = NULL;
 	uint8_t key[16], k2[16];
 	unsigned int same = 0;
@@ -218,9 +219,9 @@ static bool gw_rdma_admit(const struct sockaddr_storage *sa, socklen_t len, uint
 	time_t now;
 	char a[80];
 
-	pthread_rwlock_rdlock(&gw_rdma.srv->cfg_lock);
-	lim = gw_rdma.srv->cfg->limits;
-	pthread_rwlock_unlock(&gw_rdma.srv->cfg_lock);
+	sn = gw_snap_get(gw_rdma.srv);
+	lim = sn->cfg->limits;
+	gw_snap_put(sn);
 	*credits = lim.conn_requests < GW_RDMA_CREDITS ? lim.conn_requests : GW_RDMA_CREDITS;
 	gw_addr_key(sa, len, key);
 	for (c = gw_rdma.conns; c; c = c->next) {
@@ -463,6 +464,7 @@ static void gw_rdma_reap(void)
 static int gw_rdma_start(struct gw_srv *s)
 {
 	struct sockaddr_storage addr;
+	struct gw_snap *sn;
 	struct ibv_device **list;
 	struct epoll_event ev = { .events = EPOLLIN };
 	char a[80];
@@ -470,12 +472,12 @@ static int gw_rdma_start(struct gw_srv *s)
 	bool on;
 	int n = 0, ret;
 
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	on = s->cfg->rdma;
-	port = s->cfg->rdma_port;
-	addr = s->cfg->listen;
-	gw_rdma.rec_max = s->cfg->max_record;
-	pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	on = sn->cfg->rdma;
+	port = sn->cfg->rdma_port;
+	addr = sn->cfg->listen;
+	gw_rdma.rec_max = sn->cfg->max_record;
+	gw_snap_put(sn);
 	if (!on)
 		return 0;
 	gw_rdma.srv = s;
@@ -588,6 +590,7 @@ static int gw_rdma_run(struct gw_srv *s)
 {
 	struct epoll_event evs[16];
 	struct gw_work *wk, *next;
+	struct gw_snap *sn;
 	unsigned int threads;
 	time_t deadline = 0;
 	uint64_t v;
@@ -595,9 +598,9 @@ static int gw_rdma_run(struct gw_srv *s)
 
 	if (!gw_rdma.ech)
 		return 0;
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	threads = s->cfg->threads;
-	pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	threads = sn->cfg->threads;
+	gw_snap_put(sn);
 	ret = gw_workers_start(&gw_rdma.workers, s, threads, gw_rdma_notify, NULL);
 	if (ret)
 		goto out;

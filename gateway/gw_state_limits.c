@@ -82,7 +82,7 @@
 
 static bool gw_state_addr_listed(const struct nfs4_compound *c)
 {
-	const struct gw_config *cfg = c->srv->cfg; /* cfg_lock held for the COMPOUND */
+	const struct gw_config *cfg = nfs4_cfg(c);
 	size_t i;
 
 	for (i = 0; i < cfg->nexports; i++)
@@ -204,7 +204,7 @@ static uint32_t gw_state_refuse_client(struct nfs4_compound *c, uint32_t status,
 
 uint32_t gw_state_admit(struct nfs4_compound *c)
 {
-	if (!c->srv->cfg || !c->conn)
+	if (!nfs4_cfg(c) || !c->conn)
 		return NFS4_OK; /* no configuration to check against (unit tests) */
 	if (!gw_state_addr_listed(c))
 		return gw_state_refuse(c, NFS4ERR_PERM, "its address is in no export's client list",
@@ -339,9 +339,9 @@ struct gw_room {
 /* false when there is nothing to check against (unit tests) */
 static bool gw_room_init(const struct nfs4_compound *c, struct gw_room *r)
 {
-	if (!c->srv->cfg || !c->conn)
+	if (!nfs4_cfg(c) || !c->conn)
 		return false;
-	r->lim = &c->srv->cfg->limits;
+	r->lim = &nfs4_cfg(c)->limits;
 	gw_addr_key(&c->conn->peer, sizeof(c->conn->peer), r->key);
 	r->ram = gw_state_ram();
 	return true;
@@ -425,9 +425,9 @@ uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
 	atomic_ullong *opens = &c->srv->stats.state_opens_refused;
 	atomic_ullong *locks = &c->srv->stats.state_locks_refused;
 
-	if (!c->srv->cfg)
+	if (!nfs4_cfg(c))
 		return NFS4_OK; /* unit tests */
-	lim = &c->srv->cfg->limits;
+	lim = &nfs4_cfg(c)->limits;
 	switch (kind) {
 	case GW_STATE_OPEN:
 		if (clp->nopens >= lim->max_opens_client)

@@ -291,14 +291,15 @@ void gw_tcp_wake(void)
 static int gw_tcp_start(struct gw_srv *s)
 {
 	struct sockaddr_storage addr;
+	struct gw_snap *sn;
 	socklen_t len;
 	int fd, efd, one = 1, ret;
 	char a[64];
 
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	addr = s->cfg->listen;
-	len = s->cfg->listen_len;
-	pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	addr = sn->cfg->listen;
+	len = sn->cfg->listen_len;
+	gw_snap_put(sn);
 	gw_addr_str(&addr, a, sizeof(a));
 
 	fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -417,6 +418,7 @@ static int gw_tcp_run(struct gw_srv *s)
 	struct io_uring_cqe *cqes[GW_TCP_CQE_BATCH];
 	struct chunk_pool_stats st;
 	unsigned int i, n, threads;
+	struct gw_snap *sn;
 	int ret;
 
 	if (gw_tcp.lfd < 0 || gw_tcp.srv != s)
@@ -441,9 +443,9 @@ static int gw_tcp_run(struct gw_srv *s)
 	ret = gw_tcp_setup_ring();
 	if (ret)
 		goto out_teardown;
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	threads = s->cfg->threads;
-	pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	threads = sn->cfg->threads;
+	gw_snap_put(sn);
 	ret = gw_workers_start(&gw_tcp.workers, s, threads, gw_tcp_notify, NULL);
 	if (ret)
 		goto out_teardown;

@@ -149,6 +149,7 @@ static void gw_conn_free(struct gw_conn *c)
 
 void gw_conn_new(int fd)
 {
+	struct gw_snap *sn;
 	struct gw_conn *c;
 	int one = 1;
 	char a[64];
@@ -167,9 +168,9 @@ void gw_conn_new(int fd)
 		c->info.peer_len = 0; /* the peer is already gone: the recv will say so */
 	c->info.resvport = gw_port_reserved(&c->info.peer);
 	c->info.id = ++gw_tcp.next_id;
-	pthread_rwlock_rdlock(&gw_tcp.srv->cfg_lock);
-	c->rec_max = gw_tcp.srv->cfg->max_record;
-	pthread_rwlock_unlock(&gw_tcp.srv->cfg_lock);
+	sn = gw_snap_get(gw_tcp.srv);
+	c->rec_max = sn->cfg->max_record;
+	gw_snap_put(sn);
 	c->req_max = gw_tcp.lim.conn_requests;
 	rpc_rec_init(&c->rec, NULL, 0);
 	chunk_owner_init(&c->own_large, gw_tcp.large, GW_TCP_LARGE_CAP * gw_tcp.large_size);

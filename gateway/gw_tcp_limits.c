@@ -133,9 +133,10 @@ static void gw_addr_put(struct gw_addr *a)
 
 void gw_tcp_limits_load(void)
 {
-	pthread_rwlock_rdlock(&gw_tcp.srv->cfg_lock);
-	gw_tcp.lim = gw_tcp.srv->cfg->limits;
-	pthread_rwlock_unlock(&gw_tcp.srv->cfg_lock);
+	struct gw_snap *sn = gw_snap_get(gw_tcp.srv);
+
+	gw_tcp.lim = sn->cfg->limits;
+	gw_snap_put(sn);
 	gw_tcp.max_conns = gw_limits_max_conns(&gw_tcp.lim, gw_limits_nofile());
 }
 

@@ -10,8 +10,9 @@
  * and taken by one signal thread with sigtimedwait(): SIGTERM and SIGINT
  * stop the server (the transport drains in-flight requests and exits),
  * SIGHUP reloads the configuration file (a file with errors is refused
- * and the old one kept), and once a second the statistics file is
- * rewritten when one is configured.
+ * and the old one kept; requests go on meanwhile under the configuration
+ * they began with, gw.h "Configuration"), and once a second the
+ * statistics file is rewritten when one is configured.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,7 +103,8 @@ static void keep_start_settings(struct gw_config *cfg, const struct gw_config *o
 
 static void reload(void)
 {
-	struct gw_config *cfg, *old;
+	struct gw_config *cfg;
+	struct gw_snap *sn;
 	int err;
 
 	if (cli.export_dir) {
@@ -111,31 +113,30 @@ static void reload(void)
 	}
 	err = gw_config_from_cli(&cli, &cfg, print_err, NULL);
 	if (!err)
-		err = gw_config_check_paths(cfg, print_err, NULL);
+		err = gw_exports_check_new(&gw, cfg, print_err, NULL);
 	if (err) {
 		log_err("reload: configuration refused, keeping the one in use");
 		if (cfg)
 			gw_config_free(cfg);
 		return;
 	}
-	pthread_rwlock_wrlock(&gw.cfg_lock);
-	old = gw.cfg;
-	keep_start_settings(cfg, old);
-	gw_obj_flush_pseudo();
+	sn = gw_snap_get(&gw);
+	keep_start_settings(cfg, sn->cfg);
+	gw_snap_put(sn);
+	/* requests go on meanwhile under the configuration in force */
 	err = gw_exports_load(&gw, cfg);
 	if (err) {
-		gw_exports_load(&gw, old);
-		pthread_rwlock_unlock(&gw.cfg_lock);
 		gw_config_free(cfg);
 		log_err("reload: exports could not be opened, keeping the configuration in use");
 		return;
 	}
+	sn = gw_snap_get(&gw);
+	cfg = sn->cfg;
 	gw_fd_budget_apply(&cfg->limits, false);
-	pthread_rwlock_unlock(&gw.cfg_lock);
-	gw_config_free(old);
 	log_init("lacunad", !cli.foreground, cfg->log_level);
 	log_info("reloaded %s: %zu export(s), lease %u s", cfg->source, cfg->nexports,
 		 cfg->lease_time);
+	gw_snap_put(sn);
 }
 
 static void write_stats(const char *path)
@@ -216,6 +217,7 @@ static void write_stats(const char *path)
 static void *signal_thread(void *arg)
 {
 	struct timespec tick = { .tv_sec = 1 };
+	struct gw_snap *sn;
 
 	(void)arg;
 	for (;;) {
@@ -233,10 +235,10 @@ static void *signal_thread(void *arg)
 		if (sig == SIGHUP)
 			reload();
 		nfs4_recov_tick(gw.state->recov);
-		pthread_rwlock_rdlock(&gw.cfg_lock);
-		if (gw.cfg->stats_file)
-			write_stats(gw.cfg->stats_file);
-		pthread_rwlock_unlock(&gw.cfg_lock);
+		sn = gw_snap_get(&gw);
+		if (sn->cfg->stats_file)
+			write_stats(sn->cfg->stats_file);
+		gw_snap_put(sn);
 	}
 }
 
@@ -304,6 +306,7 @@ static void *rdma_thread(void *arg)
 
 int main(int argc, char *argv[])
 {
+	struct gw_snap *boot = NULL; /* the configuration started with, kept for main */
 	struct gw_config *cfg;
 	pthread_t sigthr, watchthr;
 #ifdef HAVE_RDMA
@@ -359,11 +362,10 @@ int main(int argc, char *argv[])
 	err = make_pools(cfg);
 	if (err)
 		goto out_cfg;
-	pthread_rwlock_wrlock(&gw.cfg_lock);
 	err = gw_exports_load(&gw, cfg);
-	pthread_rwlock_unlock(&gw.cfg_lock);
 	if (err)
 		goto out_pools;
+	boot = gw_snap_get(&gw); /* a reload may replace it: cfg stays valid for main */
 	err = nfs4_state_init(&gw);
 	if (err) {
 		log_err("nfs4_state_init: %s", strerror(-err));
@@ -440,6 +442,11 @@ out_pools:
 	chunk_pool_destroy(gw.small);
 	chunk_pool_destroy(gw.pool);
 out_cfg:
-	gw_config_free(gw.cfg ? gw.cfg : cfg);
+	if (boot) {
+		gw_snap_put(boot);
+		gw_exports_unload(&gw);
+	} else {
+		gw_config_free(cfg);
+	}
 	return err ? 1 : 0;
 }

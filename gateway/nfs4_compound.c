@@ -101,8 +101,8 @@ static uint32_t check_pseudo(const struct nfs4_compound *c, bool port)
 	bool admitted = false;
 	size_t i;
 
-	for (i = 0; i < c->srv->cfg->nexports; i++) {
-		rule = gw_export_match(&c->srv->cfg->exports[i], peer);
+	for (i = 0; i < c->snap->cfg->nexports; i++) {
+		rule = gw_export_match(&c->snap->cfg->exports[i], peer);
 		if (rule && (!port || port_ok(c, rule)))
 			return NFS4_OK;
 		admitted |= rule != NULL;
@@ -124,7 +124,7 @@ uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o)
 		st = check_pseudo(c, true);
 		return st == NFS4ERR_ACCESS ? NFS4_OK : st;
 	}
-	exp = gw_xport_cfg(c->srv, o->xp);
+	exp = gw_xport_cfg(c->snap, o->xp);
 	if (!exp)
 		return NFS4_OK;
 	rule = gw_export_match(exp, (const struct sockaddr *)&c->conn->peer);
@@ -152,7 +152,7 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 		c->rule = NULL;
 		return NFS4_OK;
 	}
-	exp = gw_xport_cfg(c->srv, o->xp);
+	exp = gw_xport_cfg(c->snap, o->xp);
 	if (!exp)
 		return NFS4ERR_STALE; /* the export was removed by a reload */
 	rule = gw_export_match(exp, peer);
@@ -275,7 +275,7 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 	if (c->out->err)
 		return c->out->err;
 
-	pthread_rwlock_rdlock(&c->srv->cfg_lock);
+	c->snap = gw_snap_get(c->srv);
 	if (c->minor > NFS4_MINOR_MAX) {
 		status = NFS4ERR_MINOR_VERS_MISMATCH;
 		goto out;
@@ -349,8 +349,9 @@ out:
 out_replayed:
 	if (c->slot)
 		nfs4_sequence_done(c, res_off, status);
-	pthread_rwlock_unlock(&c->srv->cfg_lock);
 	finish(c);
+	gw_snap_put(c->snap);
+	c->snap = NULL;
 	err = c->out->err;
 	return err;
 }

@@ -37,6 +37,14 @@
  * bytes instead. Whatever happens, the engine calls
  * nfs4_sequence_done() once at the end when c->slot is set, which caches
  * the reply and frees the slot.
+ *
+ * Configuration: the engine takes the snapshot in force (gw.h
+ * "Configuration") into c->snap before the first op and drops it after
+ * the last; every op reads the configuration, the exports and the pseudo
+ * filesystem through it (nfs4_cfg()). No lock is held across the
+ * COMPOUND: a reload goes ahead however long an op (a COMMIT's fsync, a
+ * COPY, a WRITE to a lacunafs that hangs) takes, and the ops already
+ * running finish under the configuration they began with.
  */
 #ifndef LACUNA_NFS4_COMPOUND_H
 #define LACUNA_NFS4_COMPOUND_H
@@ -89,6 +97,8 @@ struct gw_conn_info {
 /* One COMPOUND being processed. */
 struct nfs4_compound {
 	struct gw_srv *srv;
+	/* the configuration this COMPOUND runs under: taken at its start, dropped at its end */
+	struct gw_snap *snap;
 	const struct gw_conn_info *conn;
 	const struct rpc_call *call;
 	uint32_t minor;
@@ -120,6 +130,12 @@ struct nfs4_compound {
 	uint32_t opnum; /* op being run */
 	bool keep_body; /* keep the results an op encoded with an error status */
 };
+
+/* The configuration @c runs under (NULL only for a COMPOUND made without the engine) */
+static inline const struct gw_config *nfs4_cfg(const struct nfs4_compound *c)
+{
+	return c->snap ? c->snap->cfg : NULL;
+}
 
 /* Op flags */
 #define OPF_CFH 0x01	    /* needs a current file handle */

@@ -223,7 +223,8 @@ static int copy_step(struct copy_run *r, void *chunk, size_t chunk_len, struct l
 static int copy_range(struct copy_run *r)
 {
 	struct gw_srv *s = r->c->srv;
-	uint64_t limit = s->cfg ? s->cfg->copy_sync_max : GW_COPY_SYNC_DEFAULT;
+	const struct gw_config *cfg = nfs4_cfg(r->c);
+	uint64_t limit = cfg ? cfg->copy_sync_max : GW_COPY_SYNC_DEFAULT;
 	struct lacuna_result *res;
 	void *chunk = NULL;
 	int err = 0;

@@ -99,7 +99,7 @@ uint64_t nfs4_read_clamp(uint64_t offset, uint64_t count)
 
 size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead)
 {
-	uint32_t io_max = gw_io_max(c->srv->cfg ? c->srv->cfg->max_record : GW_RECORD_DEFAULT);
+	uint32_t io_max = gw_io_max(nfs4_cfg(c) ? nfs4_cfg(c)->max_record : GW_RECORD_DEFAULT);
 
 	if (count > io_max)
 		count = io_max;

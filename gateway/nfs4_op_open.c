@@ -335,7 +335,7 @@ static uint32_t open_file(struct nfs4_compound *c, struct open_args *a, struct o
 		if (status != NFS4_OK)
 			return status;
 	}
-	err = gw_obj_lookup(c->srv, dir, a->name, &r->obj);
+	err = gw_obj_lookup(c->snap, dir, a->name, &r->obj);
 	if (err)
 		return nfs4_errno(err);
 	status = nfs4_check_reg(c, r->obj);
@@ -551,7 +551,7 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 		case NFS4_SEQ_REPLAY:
 			status = nfs4_owner_replay(c, oo, &fh, &has_fh);
 			nfs4_state_unlock(st);
-			if (has_fh && gw_obj_from_fh(c->srv, fh.data, fh.len, &r.obj) == 0)
+			if (has_fh && gw_obj_from_fh(c->snap, fh.data, fh.len, &r.obj) == 0)
 				nfs4_set_cfh(c, r.obj);
 			return status;
 		default:

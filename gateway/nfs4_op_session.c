@@ -318,7 +318,7 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 /* The fore channel as the server grants it (nfsd's check_forechannel_attrs) */
 static uint32_t negotiate_fore(struct nfs4_compound *c, struct nfs4_chan_attrs *ca)
 {
-	uint32_t max = c->srv->cfg ? c->srv->cfg->max_record : GW_RECORD_DEFAULT;
+	uint32_t max = nfs4_cfg(c) ? nfs4_cfg(c)->max_record : GW_RECORD_DEFAULT;
 
 	if (ca->maxreq < NFS4_SESSION_REQ_MIN || ca->maxresp < NFS4_SESSION_REQ_MIN)
 		return NFS4ERR_TOOSMALL;
@@ -355,7 +355,7 @@ static uint32_t check_back(struct nfs4_chan_attrs *ca)
  */
 static uint32_t reply_cache_slots(struct nfs4_compound *c, uint32_t want, uint32_t slot_bytes)
 {
-	uint64_t max = c->srv->cfg ? c->srv->cfg->limits.max_reply_cache : GW_REPLY_CACHE_DEFAULT;
+	uint64_t max = nfs4_cfg(c) ? nfs4_cfg(c)->limits.max_reply_cache : GW_REPLY_CACHE_DEFAULT;
 	uint64_t used = c->srv->state->reply_cache;
 	uint64_t n = used < max ? (max - used) / slot_bytes : 0;
 

@@ -554,6 +554,7 @@ static uint32_t boot_stamp(void)
 int nfs4_state_init(struct gw_srv *s)
 {
 	struct nfs4_state *st = calloc(1, sizeof(*st));
+	struct gw_snap *sn;
 
 	if (!st) {
 		log_err("nfs4_state_init: calloc: %s", strerror(ENOMEM));
@@ -561,18 +562,21 @@ int nfs4_state_init(struct gw_srv *s)
 	}
 	pthread_mutex_init(&st->lock, NULL);
 	st->boot = boot_stamp();
-	st->lease = s->cfg ? s->cfg->lease_time : GW_LEASE_DEFAULT;
+	sn = gw_snap_get(s);
+	st->lease = sn ? sn->cfg->lease_time : GW_LEASE_DEFAULT;
 	st->idle_timeout = st->lease;
-	if (s->cfg && s->cfg->state_dir) {
-		int err = nfs4_recov_open(s->cfg->state_dir, s->cfg->grace, st->lease, st->boot,
+	if (sn && sn->cfg->state_dir) {
+		int err = nfs4_recov_open(sn->cfg->state_dir, sn->cfg->grace, st->lease, st->boot,
 					  &st->recov);
 
 		if (err) {
+			gw_snap_put(sn);
 			pthread_mutex_destroy(&st->lock);
 			free(st);
 			return err;
 		}
 	}
+	gw_snap_put(sn);
 	s->state = st;
 	return 0;
 }
@@ -629,17 +633,17 @@ void nfs4_state_reap(struct gw_srv *s)
 	struct nfs4_client *clp, *next;
 	unsigned int lease, idle;
 	time_t now = nfs4_now();
+	struct gw_snap *sn;
 
 	if (!st)
 		return;
 	lease = st->lease;
 	idle = st->idle_timeout;
-	if (pthread_rwlock_tryrdlock(&s->cfg_lock) == 0) {
-		if (s->cfg) {
-			lease = s->cfg->lease_time;
-			idle = s->cfg->limits.unconfirmed_timeout;
-		}
-		pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	if (sn) {
+		lease = sn->cfg->lease_time;
+		idle = sn->cfg->limits.unconfirmed_timeout;
+		gw_snap_put(sn);
 	}
 	if (!idle || idle > lease)
 		idle = lease;

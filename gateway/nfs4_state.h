@@ -75,9 +75,10 @@
  * closed after the state lock is dropped, as other fds are.
  *
  * Locking. One mutex (struct nfs4_state.lock) guards everything here.
- * Lock order: gw_srv.cfg_lock (read, held by the engine around a
- * COMPOUND), then the state lock, then (inside fcntl F_OFD_SETLK and
- * F_OFD_GETLK, which never wait) the kernel's lock table of a file.
+ * Lock order: the state lock (no lock of gw.h is held around a COMPOUND:
+ * the engine holds a configuration snapshot, gw_snap_get()), then
+ * (inside fcntl F_OFD_SETLK and F_OFD_GETLK, which never wait) the
+ * kernel's lock table of a file.
  * Never take the object cache lock
  * (gw_obj_lookup, gw_obj_from_fh, gw_obj_put...) nor make a blocking
  * filesystem call while holding the state lock: fds to close are queued

@@ -371,8 +371,7 @@ static int fx_setup(void **state)
 		return -1;
 	chunk_owner_init(&f->owner, f->pool, 0);
 	xdr_carver_init(&f->carver, f->pool, &f->owner);
-	gw.cfg = NULL;
-	if (nfs4_state_init(&gw))
+	if (nfs4_state_init(&gw)) /* no configuration loaded: the defaults */
 		return -1;
 	f->conn.id = 1;
 	*state = f;
