@@ -236,7 +236,7 @@ static void *signal_thread(void *arg)
 			reload();
 		nfs4_recov_tick(gw.state->recov);
 		sn = gw_snap_get(&gw);
-		if (sn->cfg->stats_file)
+		if (sn && sn->cfg->stats_file)
 			write_stats(sn->cfg->stats_file);
 		gw_snap_put(sn);
 	}
@@ -306,7 +306,8 @@ static void *rdma_thread(void *arg)
 
 int main(int argc, char *argv[])
 {
-	struct gw_snap *boot = NULL; /* the configuration started with, kept for main */
+	struct gw_snap *boot = NULL; /* the configuration started with, while main reads it */
+	bool loaded = false;
 	struct gw_config *cfg;
 	pthread_t sigthr, watchthr;
 #ifdef HAVE_RDMA
@@ -365,6 +366,7 @@ int main(int argc, char *argv[])
 	err = gw_exports_load(&gw, cfg);
 	if (err)
 		goto out_pools;
+	loaded = true;
 	boot = gw_snap_get(&gw); /* a reload may replace it: cfg stays valid for main */
 	err = nfs4_state_init(&gw);
 	if (err) {
@@ -424,6 +426,8 @@ int main(int argc, char *argv[])
 	nfs4_state_serving(&gw);
 	/* the worker pool says how many threads it started */
 	log_info("lacunad %s serving NFSv4.0-4.2 (lease %us)", PACKAGE_VERSION, cfg->lease_time);
+	gw_snap_put(boot);
+	boot = NULL;
 	err = gw_tcp_ops.run(&gw);
 #ifdef HAVE_RDMA
 	if (rdma) {
@@ -442,11 +446,10 @@ out_pools:
 	chunk_pool_destroy(gw.small);
 	chunk_pool_destroy(gw.pool);
 out_cfg:
-	if (boot) {
-		gw_snap_put(boot);
+	gw_snap_put(boot);
+	if (loaded)
 		gw_exports_unload(&gw);
-	} else {
+	else
 		gw_config_free(cfg);
-	}
 	return err ? 1 : 0;
 }
