@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../gateway/nfs4.h"
+#include "nfs4.h"
 #include "nfs_client_priv.h"
 
 static const char *const op_names[] = {

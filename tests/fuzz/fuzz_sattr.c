@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../gateway/nfs4_attr.h"
+#include "nfs4_attr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -29,8 +29,8 @@
 
 #include <cmocka.h>
 
-#include "../../gateway/gw_config.h"
-#include "../../gateway/gw_drc.h"
+#include "gw_config.h"
+#include "gw_drc.h"
 
 #define ERRS_MAX 64
 

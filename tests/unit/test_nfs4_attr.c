@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "../../gateway/nfs4_attr.h"
+#include "nfs4_attr.h"
 #include "lt_wire.h"
 
 /* ---------------------------------------------------------------- building input */

@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "../../gateway/nfs4_ops.h"
-#include "../../gateway/nfs4_state.h"
+#include "nfs4_ops.h"
+#include "nfs4_state.h"
 
 /* ================================================================ pure logic */
 
