@@ -132,6 +132,7 @@ static void reload(void)
 	}
 	gw_fd_budget_apply(&cfg->limits, false);
 	pthread_rwlock_unlock(&gw.cfg_lock);
+	gw_drc_configure(cfg->drc_entries);
 	gw_config_free(old);
 	log_init("lacunad", !cli.foreground, cfg->log_level);
 	log_info("reloaded %s: %zu export(s), lease %u s", cfg->source, cfg->nexports,
@@ -364,6 +365,7 @@ int main(int argc, char *argv[])
 	pthread_rwlock_unlock(&gw.cfg_lock);
 	if (err)
 		goto out_pools;
+	gw_drc_configure(cfg->drc_entries);
 	err = nfs4_state_init(&gw);
 	if (err) {
 		log_err("nfs4_state_init: %s", strerror(-err));

@@ -25,7 +25,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gw_drc.h"
 #include "gw_parse.h"
 
 static const char *const setting_names[GW_SET_N] = {

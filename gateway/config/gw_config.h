@@ -133,6 +133,8 @@ struct gw_config {
 	int log_level;	     /* LOG_ERR..LOG_DEBUG */
 	char *stats_file;    /* NULL: none */
 	unsigned int drc_entries; /* 4.0 duplicate request cache (gw_drc.h), 0: off */
+#define GW_DRC_ENTRIES_DEFAULT 1024
+#define GW_DRC_ENTRIES_MAX (1024 * 1024)
 	bool legacy_handles; /* version 1 (untagged) file handles accepted */
 	struct sockaddr_storage metrics; /* metrics_listen; ss_family 0: none */
 	socklen_t metrics_len;

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "gw.h"
-#include "gw_drc.h"
 #include "lacuna/lacuna.h"
 #include "log.h"
 
@@ -568,6 +567,5 @@ int gw_exports_load(struct gw_srv *s, struct gw_config *cfg)
 		s->xports[s->nxports++] = xp;
 	}
 	s->cfg = cfg;
-	gw_drc_configure(cfg->drc_entries);
 	return pseudo_build(s);
 }

@@ -8,12 +8,35 @@
 #include <string.h>
 #include <time.h>
 
-#include "gw_drc.h"
-#include "gw_xprt.h"
+#include "netaddr.h"
 #include "log.h"
 #include "nfs4_ops.h"
 #include "nfs4_state.h"
 #include "trace.h"
+
+/* Is a 4.0 COMPOUND holding @opnum worth keeping in the reply cache (it changes something)? */
+static bool drc_op(uint32_t opnum)
+{
+	switch (opnum) {
+	case OP_CLOSE:
+	case OP_CREATE:
+	case OP_DELEGRETURN:
+	case OP_LINK:
+	case OP_LOCK:
+	case OP_LOCKU:
+	case OP_OPEN:
+	case OP_OPEN_CONFIRM:
+	case OP_OPEN_DOWNGRADE:
+	case OP_REMOVE:
+	case OP_RENAME:
+	case OP_SETATTR:
+	case OP_SETCLIENTID:
+	case OP_SETCLIENTID_CONFIRM:
+	case OP_RELEASE_LOCKOWNER:
+		return true;
+	}
+	return false;
+}
 
 /* the highest opcode of each minor version: anything above is OP_ILLEGAL */
 static const uint32_t minor_last_op[NFS4_MINOR_MAX + 1] = {
@@ -85,7 +108,7 @@ static uint32_t port_refused(const struct nfs4_compound *c, const char *where)
 		log_warn("nfs4: request from insecure port %s refused (NFS4ERR_PERM): %s is "
 			 "'secure' for it; the client should use a port below 1024, or the "
 			 "export's options 'insecure' (logged once a minute)",
-			 gw_addr_str(&c->conn->peer, a, sizeof(a)), where);
+			 net_addr_str(&c->conn->peer, a, sizeof(a)), where);
 	return NFS4ERR_PERM;
 }
 
@@ -307,7 +330,7 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 		}
 		d = &nfs4_ops[opnum];
 		c->opnum = opnum;
-		if (c->minor == 0 && gw_drc_op(opnum))
+		if (c->minor == 0 && drc_op(opnum))
 			c->drc = true;
 		c->keep_body = false;
 		xdr_enc_u32(c->out, opnum);

@@ -7,7 +7,7 @@
  * EXIST, a REMOVE NOENT: the first reply must be sent instead.
  *
  * Only replies of COMPOUNDs holding an operation that changes something
- * (gw_drc_op()) are kept, keyed by xid, the caller's address and port,
+ * (nfs4_compound.c marks them) are kept, keyed by xid, the caller's address and port,
  * program, version and procedure, and checked against a checksum and the
  * length of the whole call (an xid reused for another call runs it).
  * Replies of more than GW_DRC_REPLY_MAX bytes are not kept. The cache is
@@ -56,29 +56,6 @@ void gw_drc_configure(unsigned int entries)
 unsigned int gw_drc_entries(void)
 {
 	return __atomic_load_n(&drc_max, __ATOMIC_RELAXED);
-}
-
-bool gw_drc_op(uint32_t opnum)
-{
-	switch (opnum) {
-	case OP_CLOSE:
-	case OP_CREATE:
-	case OP_DELEGRETURN:
-	case OP_LINK:
-	case OP_LOCK:
-	case OP_LOCKU:
-	case OP_OPEN:
-	case OP_OPEN_CONFIRM:
-	case OP_OPEN_DOWNGRADE:
-	case OP_REMOVE:
-	case OP_RENAME:
-	case OP_SETATTR:
-	case OP_SETCLIENTID:
-	case OP_SETCLIENTID_CONFIRM:
-	case OP_RELEASE_LOCKOWNER:
-		return true;
-	}
-	return false;
 }
 
 static uint32_t key_hash(const struct gw_drc_key *k)

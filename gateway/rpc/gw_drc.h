@@ -11,10 +11,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "gw_config.h"
 #include "xdr.h"
 
-#define GW_DRC_ENTRIES_DEFAULT 1024
-#define GW_DRC_ENTRIES_MAX (1024 * 1024)
 #define GW_DRC_REPLY_MAX 4096	    /* larger replies are not kept */
 #define GW_DRC_BYTES_PER_ENTRY 1024 /* bytes of replies per entry allowed, on average */
 
@@ -28,9 +27,6 @@ struct gw_drc_key {
 void gw_drc_configure(unsigned int entries);
 /* The size in force (0: no cache); no lock */
 unsigned int gw_drc_entries(void);
-
-/* Is a COMPOUND holding @opnum worth caching (it changes something)? */
-bool gw_drc_op(uint32_t opnum);
 
 /*
  * The reply kept for @k, if the call is the same (@call_len bytes at

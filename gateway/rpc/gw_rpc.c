@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "gw_drc.h"
-#include "gw_xprt.h"
+#include "gw_rpc.h"
 #include "log.h"
 #include "nfs4_compound.h"
 #include "trace.h"
@@ -188,34 +188,4 @@ void gw_rpc_process(struct gw_srv *s, struct gw_req *req)
 	ns = mx_now_ns() - t0;
 	mx_hist_add(&s->stats.rpc_lat, ns);
 	LTRACE(lacunad, rpc__reply, xid, proc, status, ns, xdr_out_len(&req->reply));
-}
-
-bool gw_port_reserved(const struct sockaddr_storage *ss)
-{
-	const struct sockaddr_in6 *s6 = (const void *)ss;
-	const struct sockaddr_in *s4 = (const void *)ss;
-
-	if (ss->ss_family == AF_INET6)
-		return ntohs(s6->sin6_port) < IPPORT_RESERVED;
-	if (ss->ss_family == AF_INET)
-		return ntohs(s4->sin_port) < IPPORT_RESERVED;
-	return false;
-}
-
-const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size)
-{
-	const struct sockaddr_in6 *s6 = (const void *)ss;
-	const struct sockaddr_in *s4 = (const void *)ss;
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (ss->ss_family == AF_INET6) {
-		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
-		snprintf(buf, size, "[%s]:%u", a, ntohs(s6->sin6_port));
-	} else if (ss->ss_family == AF_INET) {
-		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
-		snprintf(buf, size, "%s:%u", a, ntohs(s4->sin_port));
-	} else {
-		snprintf(buf, size, "(family %d)", ss->ss_family);
-	}
-	return buf;
 }

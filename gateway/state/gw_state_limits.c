@@ -74,7 +74,7 @@
 #include <time.h>
 
 #include "gw.h"
-#include "gw_xprt.h"
+#include "netaddr.h"
 #include "log.h"
 #include "nfs4_state.h"
 
@@ -93,7 +93,7 @@ static bool gw_state_addr_listed(const struct nfs4_compound *c)
 
 static void gw_client_key(const struct nfs4_client *clp, uint8_t key[16])
 {
-	gw_addr_key(&clp->addr, sizeof(clp->addr), key);
+	net_addr_key(&clp->addr, sizeof(clp->addr), key);
 }
 
 /* An address key as text: IPv4 for a v4-mapped one */
@@ -177,7 +177,7 @@ static uint32_t gw_state_refuse(const struct nfs4_compound *c, uint32_t status, 
 	gw_limit_hit(counter, gw_state_counter_names[kind], c->conn ? c->conn->id : 0);
 	if (gw_state_log_due(kind)) {
 		if (c->conn)
-			gw_addr_str(&c->conn->peer, a, sizeof(a));
+			net_addr_str(&c->conn->peer, a, sizeof(a));
 		log_warn("nfs4: no new state for %s: %s (logged once a minute)", a, why);
 	}
 	return status;
@@ -193,7 +193,7 @@ static uint32_t gw_state_refuse_client(struct nfs4_compound *c, uint32_t status,
 	if (gw_state_log_due(GW_STATE_LOG_CLIENT)) {
 		n = gw_state_top_addr(c->srv->state, top, sizeof(top));
 		if (c->conn)
-			gw_addr_str(&c->conn->peer, a, sizeof(a));
+			net_addr_str(&c->conn->peer, a, sizeof(a));
 		log_warn("nfs4: no new client or session for %s: %s and every client it could "
 			 "reclaim holds state or is busy; %s holds the most clients (%u) "
 			 "(logged once a minute)",
@@ -342,7 +342,7 @@ static bool gw_room_init(const struct nfs4_compound *c, struct gw_room *r)
 	if (!c->srv->cfg || !c->conn)
 		return false;
 	r->lim = &c->srv->cfg->limits;
-	gw_addr_key(&c->conn->peer, sizeof(c->conn->peer), r->key);
+	net_addr_key(&c->conn->peer, sizeof(c->conn->peer), r->key);
 	r->ram = gw_state_ram();
 	return true;
 }

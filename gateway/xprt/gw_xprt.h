@@ -16,33 +16,9 @@
 #define LACUNA_GW_XPRT_H
 
 #include <stdbool.h>
-#include <stddef.h>
-#include <sys/socket.h>
 
-#include "nfs4_compound.h"
-#include "xdr.h"
-
-struct gw_req {
-	const struct gw_conn_info *conn;
-	const void *rec; /* the whole RPC record (no record marks) */
-	size_t len;
-	bool stream;		   /* add a record mark before the reply (TCP) */
-	size_t reply_max;	   /* bound on the reply */
-	struct xdr_carver *carver; /* reply space (the worker's) */
-	struct xdr_out reply;	   /* filled by gw_rpc_process(); empty: send nothing */
-};
-
-/* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of @ss into @buf, for logs; returns @buf. */
-const char *gw_addr_str(const struct sockaddr_storage *ss, char *buf, size_t size);
-
-/* Is the source port of @ss reserved (below 1024), as bindresvport(3) picks? */
-bool gw_port_reserved(const struct sockaddr_storage *ss);
-
-/* The client address of @ss (@len bytes; 0: none) as 16 bytes, IPv4 as IPv4-mapped IPv6. */
-void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16]);
-
-/* Process one call record; always leaves req->reply ready to send (or empty). */
-void gw_rpc_process(struct gw_srv *s, struct gw_req *req);
+#include "gw_rpc.h"
+#include "netaddr.h"
 
 /* A transport, as the server's main loop sees it. */
 struct gw_xprt_ops {

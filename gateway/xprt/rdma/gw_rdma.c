@@ -222,9 +222,9 @@ static bool gw_rdma_admit(const struct sockaddr_storage *sa, socklen_t len, uint
 	lim = gw_rdma.srv->cfg->limits;
 	pthread_rwlock_unlock(&gw_rdma.srv->cfg_lock);
 	*credits = lim.conn_requests < GW_RDMA_CREDITS ? lim.conn_requests : GW_RDMA_CREDITS;
-	gw_addr_key(sa, len, key);
+	net_addr_key(sa, len, key);
 	for (c = gw_rdma.conns; c; c = c->next) {
-		gw_addr_key(&c->info.peer, c->info.peer_len, k2);
+		net_addr_key(&c->info.peer, c->info.peer_len, k2);
 		same += !memcmp(key, k2, sizeof(key));
 	}
 	if (gw_rdma.nconns >= lim.max_rdma_conns)
@@ -238,7 +238,7 @@ static bool gw_rdma_admit(const struct sockaddr_storage *sa, socklen_t len, uint
 	if (now - logged >= 60) {
 		logged = now;
 		log_warn("rdma: connection from %s refused: %s reached (logged once a minute)",
-			 gw_addr_str(sa, a, sizeof(a)), why);
+			 net_addr_str(sa, a, sizeof(a)), why);
 	}
 	return false;
 }
@@ -318,13 +318,13 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	cp.rnr_retry_count = 7;
 	c->read_depth = cp.initiator_depth;
 	if (rdma_accept(id, &cp)) {
-		log_info("rdma: rdma_accept (%s): %s", gw_addr_str(&c->info.peer, a, sizeof(a)),
+		log_info("rdma: rdma_accept (%s): %s", net_addr_str(&c->info.peer, a, sizeof(a)),
 			 strerror(errno));
 		goto out_drop;
 	}
 	c->st = RC_ACCEPTED;
 	log_debug("rdma: connection %llu from %s: inline %u/%u bytes (client %s), %u credits",
-		  GW_RCONN_NO(c), gw_addr_str(&c->info.peer, a, sizeof(a)), c->recv_size,
+		  GW_RCONN_NO(c), net_addr_str(&c->info.peer, a, sizeof(a)), c->recv_size,
 		  c->send_size, known ? "sent RFC 8797 private data" : "sent no private data",
 		  c->credits);
 	return;
@@ -484,7 +484,7 @@ static int gw_rdma_start(struct gw_srv *s)
 		((struct sockaddr_in6 *)&addr)->sin6_port = htons(port);
 	else
 		((struct sockaddr_in *)&addr)->sin_port = htons(port);
-	gw_addr_str(&addr, a, sizeof(a));
+	net_addr_str(&addr, a, sizeof(a));
 	list = ibv_get_device_list(&n);
 	if (list)
 		ibv_free_device_list(list);

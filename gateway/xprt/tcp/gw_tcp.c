@@ -299,7 +299,7 @@ static int gw_tcp_start(struct gw_srv *s)
 	addr = s->cfg->listen;
 	len = s->cfg->listen_len;
 	pthread_rwlock_unlock(&s->cfg_lock);
-	gw_addr_str(&addr, a, sizeof(a));
+	net_addr_str(&addr, a, sizeof(a));
 
 	fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {

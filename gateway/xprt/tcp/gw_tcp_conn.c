@@ -112,7 +112,7 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 	c->closing = true;
 	gw_tcp_limits_closing(c);
 	log_debug("tcp: connection %llu from %s closed: %s", (unsigned long long)c->info.id,
-		  gw_addr_str(&c->info.peer, a, sizeof(a)), why);
+		  net_addr_str(&c->info.peer, a, sizeof(a)), why);
 	LTRACE(lacunad, conn__close, c->info.id, 0, dropped, why);
 	if (dropped)
 		gw_stat_add(&gw_tcp.srv->stats.conns_dropped, 1);
@@ -165,7 +165,7 @@ void gw_conn_new(int fd)
 	c->info.peer_len = sizeof(c->info.peer);
 	if (getpeername(fd, (struct sockaddr *)&c->info.peer, &c->info.peer_len))
 		c->info.peer_len = 0; /* the peer is already gone: the recv will say so */
-	c->info.resvport = gw_port_reserved(&c->info.peer);
+	c->info.resvport = net_port_reserved(&c->info.peer);
 	c->info.id = ++gw_tcp.next_id;
 	pthread_rwlock_rdlock(&gw_tcp.srv->cfg_lock);
 	c->rec_max = gw_tcp.srv->cfg->max_record;
@@ -182,7 +182,7 @@ void gw_conn_new(int fd)
 	gw_stat_add(&gw_tcp.srv->stats.conns_open, 1);
 	LTRACE(lacunad, conn__accept, c->info.id, 0);
 	log_debug("tcp: connection %llu from %s", (unsigned long long)c->info.id,
-		  gw_addr_str(&c->info.peer, a, sizeof(a)));
+		  net_addr_str(&c->info.peer, a, sizeof(a)));
 	if (gw_tcp_limits_admit(c)) {
 		gw_conn_close(c, false, "over the connection limits");
 		return; /* freed when settled */

@@ -76,19 +76,6 @@
 
 #define GW_TCP_LIMIT_LOG_SEC 60
 
-void gw_addr_key(const struct sockaddr_storage *ss, socklen_t len, uint8_t key[16])
-{
-	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-
-	memset(key, 0, 16);
-	if (len && ss->ss_family == AF_INET) {
-		key[10] = key[11] = 0xff;
-		memcpy(key + 12, &in->sin_addr, 4);
-	} else if (len && ss->ss_family == AF_INET6) {
-		memcpy(key, &in6->sin6_addr, 16);
-	}
-}
 
 static unsigned int gw_addr_hash(const uint8_t key[16])
 {
@@ -188,7 +175,7 @@ static void gw_tcp_limit_log(const char *what, const struct gw_conn *c)
 	gw_tcp.limit_logged = now;
 	log_warn("tcp: %s reached (connection from %s): refusing connections or closing idle "
 		 "ones (logged once a minute)",
-		 what, gw_addr_str(&c->info.peer, a, sizeof(a)));
+		 what, net_addr_str(&c->info.peer, a, sizeof(a)));
 }
 
 /* Make room for @c under one limit: 0, or -EBUSY when no idle connection can go. */
@@ -212,7 +199,7 @@ int gw_tcp_limits_admit(struct gw_conn *c)
 	struct gw_addr *a;
 	int ret;
 
-	gw_addr_key(&c->info.peer, c->info.peer_len, key);
+	net_addr_key(&c->info.peer, c->info.peer_len, key);
 	a = gw_addr_get(key);
 	if (!a)
 		return -ENOMEM;
