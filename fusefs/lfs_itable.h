@@ -19,10 +19,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "htable.h"
 #include "rangelock.h"
 
 struct lfs_inode {
-	struct lfs_inode *hnext; /* hash chain, under itable->lock */
+	struct hnode hnode; /* in the table, under itable->lock */
 	dev_t dev;
 	ino_t ino;
 	mode_t type;	  /* S_IFMT bits */
@@ -67,9 +68,7 @@ struct lfs_inode {
 
 struct lfs_itable {
 	pthread_mutex_t lock;
-	struct lfs_inode **buckets;
-	size_t nbuckets; /* a power of two */
-	size_t count;
+	struct htable tab; /* lfs_inodes by (dev, ino) */
 };
 
 int lfs_itable_init(struct lfs_itable *t);
