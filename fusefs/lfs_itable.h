@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "htable.h"
+#include "list.h"
 #include "rangelock.h"
 
 struct lfs_inode {
@@ -40,7 +41,7 @@ struct lfs_inode {
 	struct file_handle *fh; /* owned, or NULL */
 	int fd;
 	unsigned int fd_pins; /* callers using fd now: not evictable */
-	struct lfs_inode *lru_prev, *lru_next;
+	struct list_head lru; /* on the fd cache's LRU while fd is open and unpinned */
 
 	/*
 	 * The inode's byte-range lock (common/rangelock.h): exclusive over
