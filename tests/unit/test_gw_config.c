@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of lacunad's configuration layer (gateway/gw_config.h):
+ * Unit tests of lacunad's configuration layer (gateway/config/gw_config.h):
  * every setting and its defaults, every export option, client
  * specifications and address matching (prefix edges, IPv4 clients seen
  * as v4-mapped IPv6, first match in line order), error messages with the
