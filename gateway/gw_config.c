@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Reading lacunad.conf (docs/lacunad.conf.5.md): lines, words and
- * settings lines "key = value" (export lines are gw_exports.c's), and the
- * one-export configuration of the command line.
+ * settings lines "key = value" (export lines are gw_exports.c's; the
+ * settings' values are the settings table's, config/gw_settings.c), and
+ * the one-export configuration of the command line.
  *
  * Operation: the file is read whole (at most GW_FILE_MAX bytes). Each
  * physical line loses its comment (a '#' outside quotes at the start of a

@@ -21,136 +21,148 @@
 #include "gw_parse.h"
 #include "gw_settings.h"
 
-#define CFG(f) offsetof(struct gw_config, f)
-#define LIM(f) offsetof(struct gw_config, limits.f)
+/*
+ * The offset of field f of struct gw_config, which must be of type T, so
+ * that a row's type and the field it sets cannot disagree.
+ */
+#define CFG_IS(f, T) __builtin_types_compatible_p(__typeof__(((struct gw_config *)0)->f), T)
+#define CFG(f, T) (offsetof(struct gw_config, f) + 0 * sizeof(char[CFG_IS(f, T) ? 1 : -1]))
 
-/* one row to a setting, its fields packed as they come */
+/* One row to a setting, its fields packed as they come. */
 /* clang-format off */
 
-/* A limit of LIMITS: a count, a size or seconds, also given as --set KEY=VALUE. */
-#define LIMIT(n, t, fl, lo, hi, f, d, v, h)                                                         \
-	{ .name = n,   .type = t, .flags = GW_SF_SET | (fl), .reload = GW_RELOAD_APPLY, .min = lo, \
-	  .max = hi,   .off = LIM(f), .def = d, .value = v, .help = h }
+/* A limit of LIMITS, also given as --set KEY=VALUE: a count (or seconds), or bytes. */
+#define LIMIT(n, fl, lo, hi, f, d, v, h)                                                        \
+	{ .name = n, .type = GW_ST_UINT, .flags = GW_SF_SET | (fl), .reload = GW_RELOAD_APPLY, \
+	  .min = lo, .max = hi, .off = CFG(limits.f, unsigned int), .def = d, .value = v,       \
+	  .help = h }
+#define LIMIT_BYTES(n, lo, hi, f, d, h)                                                         \
+	{ .name = n, .type = GW_ST_SIZE, .flags = GW_SF_SET, .reload = GW_RELOAD_APPLY,         \
+	  .min = lo, .max = hi, .off = CFG(limits.f, uint32_t), .def = d, .value = "BYTES",     \
+	  .help = h }
 
 const struct gw_setting gw_settings[] = {
 	/* SETTINGS */
 	{ .name = "listen", .type = GW_ST_LISTEN, .reload = GW_RELOAD_RESTART,
-	  .port = GW_PORT_DEFAULT, .off = CFG(listen), .off_len = CFG(listen_len),
-	  .off_has_port = CFG(listen_has_port), .def = "0.0.0.0:2049", .value = "ADDR[:PORT]",
+	  .port = GW_PORT_DEFAULT, .off = CFG(listen, struct sockaddr_storage),
+	  .off_len = CFG(listen_len, socklen_t),
+	  .off_has_port = CFG(listen_has_port, bool), .def = "0.0.0.0:2049", .value = "ADDR[:PORT]",
 	  .help = "the address and TCP port lacunad listens on, IPv6 as [ADDR]:PORT, "
 		  "127.0.0.1:2049 with --export",
 	  .restart_note = "listen (and port) change at the next restart", .flag = "listen",
 	  .flag_arg = "ADDR[:PORT]" },
 	{ .name = "port", .type = GW_ST_PORT, .flags = GW_SF_FOLDED, .reload = GW_RELOAD_RESTART,
-	  .off = CFG(port), .def = "2049", .value = "N",
+	  .off = CFG(port, uint16_t), .def = "2049", .value = "N",
 	  .help = "the TCP port of a listen address written without one" },
-	{ .name = "rdma", .type = GW_ST_BOOL, .reload = GW_RELOAD_RESTART, .off = CFG(rdma),
+	{ .name = "rdma", .type = GW_ST_BOOL, .reload = GW_RELOAD_RESTART, .off = CFG(rdma, bool),
 	  .def = "off", .value = "BOOL", .help = "also serve RPC-over-RDMA",
 	  .restart_note = "rdma and rdma_port change at the next restart", .flag = "rdma" },
 	{ .name = "rdma_port", .type = GW_ST_PORT, .reload = GW_RELOAD_RESTART,
-	  .off = CFG(rdma_port), .def = "20049", .value = "N", .help = "the RDMA port",
+	  .off = CFG(rdma_port, uint16_t), .def = "20049", .value = "N", .help = "the RDMA port",
 	  .restart_note = "rdma and rdma_port change at the next restart", .flag = "rdma",
 	  .flag_arg = "PORT" },
 	{ .name = "threads", .type = GW_ST_UINT, .flags = GW_SF_AUTO, .reload = GW_RELOAD_RESTART,
-	  .min = 1, .max = GW_THREADS_MAX, .off = CFG(threads), .def = "auto", .value = "N | auto",
+	  .min = 1, .max = GW_THREADS_MAX, .off = CFG(threads, unsigned int), .def = "auto",
+	  .value = "N | auto",
 	  .help = "worker threads, auto: one per online CPU", .flag = "threads", .flag_arg = "N" },
 	{ .name = "lease_time", .type = GW_ST_UINT, .reload = GW_RELOAD_APPLY, .min = GW_LEASE_MIN,
-	  .max = GW_LEASE_MAX, .off = CFG(lease_time), .def = "90", .value = "SECONDS",
+	  .max = GW_LEASE_MAX, .off = CFG(lease_time, unsigned int), .def = "90", .value = "SECONDS",
 	  .help = "the NFSv4 lease time", .flag = "lease-time", .flag_arg = "SECONDS" },
-	{ .name = "grace", .type = GW_ST_BOOL, .reload = GW_RELOAD_RESTART, .off = CFG(grace),
+	{ .name = "grace", .type = GW_ST_BOOL, .reload = GW_RELOAD_RESTART, .off = CFG(grace, bool),
 	  .def = "on", .value = "BOOL",
 	  .help = "a grace period after a start, for the recorded clients to reclaim their state",
 	  .restart_note = "grace applies at the next start", .flag = "grace",
 	  .flag_arg = "on|off" },
 	{ .name = "state_dir", .type = GW_ST_PATH, .reload = GW_RELOAD_RESTART,
-	  .off = CFG(state_dir), .def = GW_STATE_DIR_DEFAULT, .value = "PATH",
+	  .off = CFG(state_dir, char *), .def = GW_STATE_DIR_DEFAULT, .value = "PATH",
 	  .help = "where the clients holding state are recorded for their reclaims after a "
 		  "restart, " GW_STATE_DIR_DEFAULT "/ADDR-PORT with --export",
 	  .flag = "state-dir", .flag_arg = "DIR" },
 	{ .name = "legacy_handles", .type = GW_ST_CHOICE, .reload = GW_RELOAD_APPLY,
-	  .choice = { "refuse", "accept" }, .off = CFG(legacy_handles), .def = "refuse",
+	  .choice = { "refuse", "accept" }, .off = CFG(legacy_handles, bool), .def = "refuse",
 	  .value = "accept | refuse",
 	  .help = "version 1 (untagged) file handles of an older lacunad, accepted while its "
 		  "clients remount",
 	  .flag = "legacy-handles", .flag_arg = "accept|refuse" },
 	{ .name = "max_record", .type = GW_ST_SIZE, .reload = GW_RELOAD_RESTART,
-	  .min = GW_RECORD_MIN, .max = GW_RECORD_MAX, .off = CFG(max_record), .def = "1056768",
+	  .min = GW_RECORD_MIN, .max = GW_RECORD_MAX, .off = CFG(max_record, uint32_t), .def = "1056768",
 	  .value = "BYTES", .help = "the largest RPC record lacunad accepts or builds" },
 	{ .name = "copy_sync_max", .type = GW_ST_SIZE64, .reload = GW_RELOAD_APPLY,
-	  .min = GW_COPY_SYNC_MIN, .max = GW_COPY_SYNC_MAX, .off = CFG(copy_sync_max),
+	  .min = GW_COPY_SYNC_MIN, .max = GW_COPY_SYNC_MAX, .off = CFG(copy_sync_max, uint64_t),
 	  .def = "64M", .value = "BYTES", .help = "the most data one COPY writes before it replies" },
 	{ .name = "log_level", .type = GW_ST_LOG_LEVEL, .reload = GW_RELOAD_APPLY,
-	  .off = CFG(log_level), .def = "info", .value = "LEVEL",
+	  .off = CFG(log_level, int), .def = "info", .value = "LEVEL",
 	  .help = "the least important messages logged: error, warn, notice, info or debug",
 	  .flag = "log-level", .flag_arg = "LEVEL" },
 	{ .name = "stats_file", .type = GW_ST_PATH, .flags = GW_SF_NONE, .reload = GW_RELOAD_APPLY,
-	  .off = CFG(stats_file), .def = "none", .value = "PATH | none",
+	  .off = CFG(stats_file, char *), .def = "none", .value = "PATH | none",
 	  .help = "a file rewritten with the counters once a second, STATE_DIR/stats with "
 		  "--export",
 	  .flag = "stats-file", .flag_arg = "PATH|none" },
 	{ .name = "drc_entries", .type = GW_ST_UINT, .reload = GW_RELOAD_APPLY, .min = 0,
-	  .max = GW_DRC_ENTRIES_MAX, .off = CFG(drc_entries), .def = "1024", .value = "N",
+	  .max = GW_DRC_ENTRIES_MAX, .off = CFG(drc_entries, unsigned int), .def = "1024", .value = "N",
 	  .help = "replies kept by the NFSv4.0 duplicate request cache, 0: no cache" },
 	{ .name = "metrics_listen", .type = GW_ST_LISTEN, .flags = GW_SF_NONE,
-	  .reload = GW_RELOAD_RESTART, .port = GW_METRICS_PORT_DEFAULT, .off = CFG(metrics),
-	  .off_len = CFG(metrics_len), .def = "none", .value = "ADDR[:PORT] | none",
+	  .reload = GW_RELOAD_RESTART, .port = GW_METRICS_PORT_DEFAULT,
+	  .off = CFG(metrics, struct sockaddr_storage),
+	  .off_len = CFG(metrics_len, socklen_t), .def = "none", .value = "ADDR[:PORT] | none",
 	  .help = "serve Prometheus metrics at http://ADDR:PORT/metrics, port 9449 unless given",
 	  .restart_note = "metrics_listen changes at the next restart", .flag = "metrics-listen",
 	  .flag_arg = "ADDR[:PORT]" },
 
 	/* LIMITS */
-	LIMIT("max_connections", GW_ST_UINT, GW_SF_AUTO, GW_CONNS_MIN, GW_CONNS_MAX, max_conns,
+	LIMIT("max_connections", GW_SF_AUTO, GW_CONNS_MIN, GW_CONNS_MAX, max_conns,
 	      "auto", "N | auto", "TCP connections kept open, auto: from RLIMIT_NOFILE"),
-	LIMIT("max_connections_per_client", GW_ST_UINT, 0, 1, GW_CONNS_MAX, max_conns_client, "256",
+	LIMIT("max_connections_per_client", 0, 1, GW_CONNS_MAX, max_conns_client, "256",
 	      "N", "TCP connections kept open per client address"),
-	LIMIT("max_rdma_connections", GW_ST_UINT, 0, 1, GW_CONNS_MAX, max_rdma_conns, "64", "N",
+	LIMIT("max_rdma_connections", 0, 1, GW_CONNS_MAX, max_rdma_conns, "64", "N",
 	      "RPC-over-RDMA connections kept open"),
-	LIMIT("max_rdma_connections_per_client", GW_ST_UINT, 0, 1, GW_CONNS_MAX,
+	LIMIT("max_rdma_connections_per_client", 0, 1, GW_CONNS_MAX,
 	      max_rdma_conns_client, "16", "N",
 	      "RPC-over-RDMA connections kept open per client address"),
-	LIMIT("idle_timeout", GW_ST_UINT, 0, 0, GW_TIMEOUT_MAX, idle_timeout, "360", "SECONDS",
+	LIMIT("idle_timeout", 0, 0, GW_TIMEOUT_MAX, idle_timeout, "360", "SECONDS",
 	      "a connection idle that long is closed, 0: never"),
-	LIMIT("record_timeout", GW_ST_UINT, 0, 0, GW_TIMEOUT_MAX, record_timeout, "30", "SECONDS",
+	LIMIT("record_timeout", 0, 0, GW_TIMEOUT_MAX, record_timeout, "30", "SECONDS",
 	      "a connection whose record takes longer to arrive is closed, 0: never"),
-	LIMIT("send_timeout", GW_ST_UINT, 0, 0, GW_TIMEOUT_MAX, send_timeout, "60", "SECONDS",
+	LIMIT("send_timeout", 0, 0, GW_TIMEOUT_MAX, send_timeout, "60", "SECONDS",
 	      "a connection whose replies do not move for that long is closed, 0: never"),
-	LIMIT("stop_timeout", GW_ST_UINT, 0, 1, GW_TIMEOUT_MAX, stop_timeout, "5", "SECONDS",
+	LIMIT("stop_timeout", 0, 1, GW_TIMEOUT_MAX, stop_timeout, "5", "SECONDS",
 	      "how long replies may take to go out at a stop"),
-	LIMIT("max_requests_per_connection", GW_ST_UINT, 0, 1, GW_CONN_REQUESTS_MAX,
+	LIMIT("max_requests_per_connection", 0, 1, GW_CONN_REQUESTS_MAX,
 	      conn_requests, "128", "N", "requests of one connection in progress or unsent"),
-	LIMIT("max_reply_bytes_per_connection", GW_ST_SIZE, 0, GW_CONN_REPLY_BYTES_MIN,
-	      GW_CONN_REPLY_BYTES_MAX, conn_reply_bytes, "16M", "BYTES",
-	      "bytes of replies waiting to be sent on one connection"),
-	LIMIT("max_requests_per_client", GW_ST_UINT, 0, 1, GW_CLIENT_REQUESTS_MAX, client_requests,
+	LIMIT_BYTES("max_reply_bytes_per_connection", GW_CONN_REPLY_BYTES_MIN,
+		    GW_CONN_REPLY_BYTES_MAX, conn_reply_bytes, "16M",
+		    "bytes of replies waiting to be sent on one connection"),
+	LIMIT("max_requests_per_client", 0, 1, GW_CLIENT_REQUESTS_MAX, client_requests,
 	      "128", "N", "requests of one client address in progress or unsent"),
-	LIMIT("max_records_per_client", GW_ST_UINT, 0, 1, GW_CLIENT_RECORDS_MAX, client_records,
+	LIMIT("max_records_per_client", 0, 1, GW_CLIENT_RECORDS_MAX, client_records,
 	      "16", "N", "large records being received at once from one client address"),
-	LIMIT("max_clients", GW_ST_UINT, GW_SF_AUTO, 1, GW_STATE_MAX, max_clients, "auto",
+	LIMIT("max_clients", GW_SF_AUTO, 1, GW_STATE_MAX, max_clients, "auto",
 	      "N | auto", "NFSv4 client records, auto: 1024 per GiB of RAM, at least 4096"),
-	LIMIT("max_clients_per_address", GW_ST_UINT, GW_SF_AUTO, 1, GW_STATE_MAX,
+	LIMIT("max_clients_per_address", GW_SF_AUTO, 1, GW_STATE_MAX,
 	      max_clients_addr, "auto", "N | auto",
 	      "client records made from one address, auto: half of max_clients"),
-	LIMIT("max_unconfirmed_clients", GW_ST_UINT, 0, 1, GW_STATE_MAX, max_unconfirmed, "256",
+	LIMIT("max_unconfirmed_clients", 0, 1, GW_STATE_MAX, max_unconfirmed, "256",
 	      "N", "client records not confirmed yet"),
-	LIMIT("unconfirmed_timeout", GW_ST_UINT, 0, 1, GW_TIMEOUT_MAX, unconfirmed_timeout, "20",
+	LIMIT("unconfirmed_timeout", 0, 1, GW_TIMEOUT_MAX, unconfirmed_timeout, "20",
 	      "SECONDS", "how long a client record that can do nothing yet is kept"),
-	LIMIT("max_sessions", GW_ST_UINT, GW_SF_AUTO, 1, GW_STATE_MAX, max_sessions, "auto",
+	LIMIT("max_sessions", GW_SF_AUTO, 1, GW_STATE_MAX, max_sessions, "auto",
 	      "N | auto", "NFSv4.1 and 4.2 sessions, auto: max_clients"),
-	LIMIT("max_reply_cache", GW_ST_SIZE, 0, GW_REPLY_CACHE_MIN, GW_REPLY_CACHE_MAX,
-	      max_reply_cache, "64M", "BYTES", "memory for the reply caches of all sessions' slots"),
-	LIMIT("max_cached_files", GW_ST_UINT, GW_SF_AUTO, 0, GW_STATE_MAX, max_cached_files,
+	LIMIT_BYTES("max_reply_cache", GW_REPLY_CACHE_MIN, GW_REPLY_CACHE_MAX, max_reply_cache,
+		    "64M", "memory for the reply caches of all sessions' slots"),
+	LIMIT("max_cached_files", GW_SF_AUTO, 0, GW_STATE_MAX, max_cached_files,
 	      "auto", "N | auto", "file objects kept open, auto: from RLIMIT_NOFILE"),
-	LIMIT("max_opens", GW_ST_UINT, GW_SF_AUTO, 1, GW_STATE_MAX, max_opens, "auto", "N | auto",
+	LIMIT("max_opens", GW_SF_AUTO, 1, GW_STATE_MAX, max_opens, "auto", "N | auto",
 	      "open stateids of all clients, auto: from RLIMIT_NOFILE"),
-	LIMIT("max_opens_per_client", GW_ST_UINT, 0, 1, GW_STATE_MAX, max_opens_client, "16384",
+	LIMIT("max_opens_per_client", 0, 1, GW_STATE_MAX, max_opens_client, "16384",
 	      "N", "open stateids of one client"),
-	LIMIT("max_lock_owners", GW_ST_UINT, 0, 1, GW_STATE_MAX, max_lock_owners, "65536", "N",
+	LIMIT("max_lock_owners", 0, 1, GW_STATE_MAX, max_lock_owners, "65536", "N",
 	      "lock-owners of all clients"),
-	LIMIT("max_lock_owners_per_client", GW_ST_UINT, 0, 1, GW_STATE_MAX, max_lock_owners_client,
+	LIMIT("max_lock_owners_per_client", 0, 1, GW_STATE_MAX, max_lock_owners_client,
 	      "4096", "N", "lock-owners of one client"),
-	LIMIT("max_locks", GW_ST_UINT, 0, 1, GW_STATE_LOCKS_MAX, max_locks, "1000000", "N",
+	LIMIT("max_locks", 0, 1, GW_STATE_LOCKS_MAX, max_locks, "1000000", "N",
 	      "byte-range locks of all clients"),
-	LIMIT("max_locks_per_client", GW_ST_UINT, 0, 1, GW_STATE_LOCKS_MAX, max_locks_client,
+	LIMIT("max_locks_per_client", 0, 1, GW_STATE_LOCKS_MAX, max_locks_client,
 	      "16384", "N", "byte-range locks of one client"),
 };
 /* clang-format on */
