@@ -63,6 +63,10 @@ configure_build() {
 step "installing packages" bash scripts/install-deps.sh
 step "configuring" configure_build
 step "building" make -C build -j"$(nproc)"
+# the test programs too, here rather than in the test run (no test runs)
+if [ "$1" = test ]; then
+	step "building the tests" make -C build -j"$(nproc)" check TESTS=
+fi
 cd build
 
 case $1 in
