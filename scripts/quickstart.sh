@@ -77,7 +77,7 @@ demo)
 test)
 	echo "running the test suite (make check) ..."
 	rc=0
-	make -j2 check || rc=$?
+	make -s -j2 check || rc=$?
 	if [ $rc -ne 0 ] && [ -f test-suite.log ]; then
 		echo "==== logs of the tests that did not pass ===="
 		cat test-suite.log
