@@ -307,39 +307,6 @@ void gw_xports_atomic_check(struct gw_srv *s);
  */
 int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc);
 
-/*
- * May @c (EXCHANGE_ID, SETCLIENTID, CREATE_SESSION) create state from
- * its address? NFS4_OK, or the status to answer (gw_state_limits.c).
- */
-struct nfs4_compound;
-uint32_t gw_state_admit(struct nfs4_compound *c);
-struct nfs4_client;
-/*
- * A client record is about to be made, unconfirmed: make room for it
- * under max_clients_per_address, max_unconfirmed_clients and
- * max_clients by reclaiming clients that hold no state. NFS4_OK, or the
- * status to answer when none is left. State lock held.
- */
-uint32_t gw_state_client_room(struct nfs4_compound *c);
-/* Log the sizes of the client table in force (max_clients and the others, auto or set). */
-struct gw_limits;
-void gw_state_limits_log(const struct gw_limits *l);
-/*
- * @clp is about to make a session whose slots take @slot_bytes each:
- * make room under max_clients_per_address, max_sessions and
- * max_reply_cache by reclaiming other clients that hold sessions but no
- * state. NFS4_OK, or NFS4ERR_DELAY. State lock held.
- */
-uint32_t gw_state_session_room(struct nfs4_compound *c, const struct nfs4_client *clp,
-			       uint32_t slot_bytes);
-/*
- * May @clp make one more open stateid, lock-owner or byte-range lock?
- * NFS4_OK, or the status to answer. State lock held.
- */
-enum gw_state_kind { GW_STATE_OPEN, GW_STATE_LOCK_OWNER, GW_STATE_LOCK };
-uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
-		       enum gw_state_kind kind);
-
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 
 int gw_obj_init(void);

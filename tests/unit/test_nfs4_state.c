@@ -403,6 +403,7 @@ static void begin(struct fx *f, uint32_t minor, uint32_t nops, uint32_t uid)
 	f->c.resp_max = 1 << 20;
 	f->c.req_len = 200;
 	f->c.out = &f->out;
+	nfs4_set_caller(&f->c);
 }
 
 static void a_u32(struct fx *f, uint32_t v)
@@ -724,7 +725,7 @@ static void test_sessions(void **state)
 	assert_int_equal(sequence(f, sid, 1, 0, NFS4_SESSION_OPS_MAX + 1), NFS4ERR_TOO_MANY_OPS);
 	assert_int_equal(sequence(f, sid, 1, 0, 2), NFS4_OK);
 	assert_memory_equal(f->res, sid, 16);
-	assert_true(f->c.clp && f->c.ses && f->c.slot);
+	assert_true(f->c.who.clp && f->c.who.ses && f->c.slot);
 	/* the slot is busy: the same seqid waits, another is misordered */
 	{
 		struct nfs4_compound keep = f->c;

@@ -318,10 +318,10 @@ uint32_t nfs4_run_copy(struct nfs4_compound *c, void *args)
 		return status;
 	if (a->src_off > (uint64_t)INT64_MAX)
 		return NFS4ERR_INVAL;
-	status = nfs4_state_io_fd(c, &a->src_sid, c->sfh, false, &r.sfd, &sowned);
+	status = nfs4_io_fd(c, &a->src_sid, c->sfh, false, &r.sfd, &sowned);
 	if (status != NFS4_OK)
 		return status;
-	status = nfs4_state_io_fd(c, &a->dst_sid, c->cfh, true, &r.dfd, &downed);
+	status = nfs4_io_fd(c, &a->dst_sid, c->cfh, true, &r.dfd, &downed);
 	if (status != NFS4_OK)
 		goto out;
 	status = copy_check(&r, a);

@@ -87,7 +87,7 @@ uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid
 
 	if (status != NFS4_OK)
 		return status;
-	return nfs4_state_io_fd(c, sid, c->cfh, false, fd, owned);
+	return nfs4_io_fd(c, sid, c->cfh, false, fd, owned);
 }
 
 uint64_t nfs4_read_clamp(uint64_t offset, uint64_t count)
@@ -225,7 +225,7 @@ uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
 		return status;
 	if (a->offset > (uint64_t)INT64_MAX || a->len > (uint64_t)INT64_MAX - a->offset)
 		return NFS4ERR_FBIG;
-	status = nfs4_state_io_fd(c, &a->sid, o, true, &fd, &owned);
+	status = nfs4_io_fd(c, &a->sid, o, true, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;
 	err = gw_write(c, fd, a->offset, a->data, a->len,
