@@ -240,7 +240,7 @@ int gw_metrics_start(const struct gw_config *cfg)
 	err = mx_http_start((const struct sockaddr *)&cfg->metrics, cfg->metrics_len,
 			    gw_metrics_render, NULL, &gw_mx);
 	if (!err)
-		log_info("metrics: http://%s/metrics", gw_addr_str(&cfg->metrics, a, sizeof(a)));
+		log_info("metrics: http://%s/metrics", net_addr_str(&cfg->metrics, a, sizeof(a)));
 	return err;
 }
 

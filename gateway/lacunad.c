@@ -55,50 +55,10 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * A reload applies the exports, lease_time, stats_file, log_level and copy_sync_max.
- * The rest was used at start (sockets, threads, pools, the state
- * directory): keep the values in use and say which changes wait for a
- * restart.
- */
-static void keep_start_settings(struct gw_config *cfg, const struct gw_config *old)
+static void print_warn(void *arg, const char *msg)
 {
-	char *dir;
-
-	if (cfg->listen_len != old->listen_len ||
-	    memcmp(&cfg->listen, &old->listen, old->listen_len))
-		log_warn("reload: listen (and port) change at the next restart");
-	cfg->listen = old->listen;
-	cfg->listen_len = old->listen_len;
-	if (cfg->threads != old->threads)
-		log_warn("reload: threads stays %u until lacunad is restarted", old->threads);
-	cfg->threads = old->threads;
-	if (cfg->rdma != old->rdma || cfg->rdma_port != old->rdma_port)
-		log_warn("reload: rdma and rdma_port change at the next restart");
-	cfg->rdma = old->rdma;
-	cfg->rdma_port = old->rdma_port;
-	/* the pools were sized for it at start */
-	if (cfg->max_record != old->max_record)
-		log_warn("reload: max_record stays %u until lacunad is restarted", old->max_record);
-	cfg->max_record = old->max_record;
-	if (cfg->grace != old->grace)
-		log_warn("reload: grace applies at the next start");
-	cfg->grace = old->grace;
-	if (cfg->metrics_len != old->metrics_len ||
-	    memcmp(&cfg->metrics, &old->metrics, old->metrics_len))
-		log_warn("reload: metrics_listen changes at the next restart");
-	cfg->metrics = old->metrics;
-	cfg->metrics_len = old->metrics_len;
-	if ((cfg->state_dir == NULL) != (old->state_dir == NULL) ||
-	    (cfg->state_dir && strcmp(cfg->state_dir, old->state_dir))) {
-		log_warn("reload: state_dir stays %s until lacunad is restarted",
-			 old->state_dir ? old->state_dir : "(none)");
-		dir = old->state_dir ? strdup(old->state_dir) : NULL;
-		if (dir || !old->state_dir) {
-			free(cfg->state_dir);
-			cfg->state_dir = dir;
-		}
-	}
+	(void)arg;
+	log_warn("%s", msg);
 }
 
 static void reload(void)
@@ -121,7 +81,8 @@ static void reload(void)
 		return;
 	}
 	sn = gw_snap_get(&gw);
-	keep_start_settings(cfg, sn->cfg);
+	/* the settings used at start (sockets, threads, pools, the state directory) stay */
+	gw_config_keep_start(cfg, sn->cfg, print_warn, NULL);
 	gw_snap_put(sn);
 	/* requests go on meanwhile under the configuration in force */
 	err = gw_exports_load(&gw, cfg);
@@ -133,6 +94,7 @@ static void reload(void)
 	sn = gw_snap_get(&gw);
 	cfg = sn->cfg;
 	gw_fd_budget_apply(&cfg->limits, false);
+	gw_drc_configure(cfg->drc_entries);
 	log_init("lacunad", !cli.foreground, cfg->log_level);
 	log_info("reloaded %s: %zu export(s), lease %u s", cfg->source, cfg->nexports,
 		 cfg->lease_time);
@@ -326,6 +288,10 @@ int main(int argc, char *argv[])
 		gw_cli_usage(stdout);
 		return 0;
 	}
+	if (cli.list_settings) {
+		gw_settings_write_man(stdout);
+		return 0;
+	}
 	if (cli.version) {
 		printf("lacunad %s (NFSv4.0, 4.1, 4.2)\n", PACKAGE_VERSION);
 		return 0;
@@ -366,6 +332,7 @@ int main(int argc, char *argv[])
 	err = gw_exports_load(&gw, cfg);
 	if (err)
 		goto out_pools;
+	gw_drc_configure(cfg->drc_entries);
 	loaded = true;
 	boot = gw_snap_get(&gw); /* a reload may replace it: cfg stays valid for main */
 	err = nfs4_state_init(&gw);

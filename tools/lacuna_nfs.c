@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../gateway/nfs4.h"
+#include "nfs4.h"
 #include "lacuna_tool.h"
 #include "nfs_client.h"
 

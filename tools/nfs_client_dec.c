@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../gateway/nfs4.h"
+#include "nfs4.h"
 #include "nfs_client.h"
 #include "rpc.h"
 #include "rpcrdma.h"

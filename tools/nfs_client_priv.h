@@ -7,7 +7,7 @@
 #ifndef LACUNA_NFS_CLIENT_PRIV_H
 #define LACUNA_NFS_CLIENT_PRIV_H
 
-#include "../gateway/nfs4.h"
+#include "nfs4.h"
 #include "nfs_client.h"
 #include "rpc.h"
 

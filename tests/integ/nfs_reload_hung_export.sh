@@ -75,7 +75,7 @@ elif cmd == "read":
         check("the READ returns the file's bytes", r[-1][2]["data"] == want)
 sys.exit(1 if Checks.fails else 0)
 EOF
-CLIENT=(python3 "$LT_TMP/client.py" "$top_srcdir/tests")
+CLIENT=(python3 "$LT_TMP/client.py" "$top_srcdir/tests/py")
 
 nfs_start --config "$LT_TMP/lacunad.conf"
 FH=$(nfs_run "${CLIENT[@]}" fh "$NFS_PORT" "$A/afile") || lt_hard "no handle of $A/afile"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of lacunad's NFSv4 state (gateway/nfs4_state.c and the
+ * Unit tests of lacunad's NFSv4 state (gateway/state/nfs4_state.c and the
  * state operations): the pure logic (session slot and 4.0 owner seqids,
  * stateid generations and special stateids, share reservations, lock
  * ranges and the POSIX-style lock set: conflicts, upgrade, downgrade,
@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "../../gateway/nfs4_ops.h"
-#include "../../gateway/nfs4_state.h"
+#include "nfs4_ops.h"
+#include "nfs4_state.h"
 
 /* ================================================================ pure logic */
 
@@ -402,6 +402,7 @@ static void begin(struct fx *f, uint32_t minor, uint32_t nops, uint32_t uid)
 	f->c.resp_max = 1 << 20;
 	f->c.req_len = 200;
 	f->c.out = &f->out;
+	nfs4_set_caller(&f->c);
 }
 
 static void a_u32(struct fx *f, uint32_t v)
@@ -723,7 +724,7 @@ static void test_sessions(void **state)
 	assert_int_equal(sequence(f, sid, 1, 0, NFS4_SESSION_OPS_MAX + 1), NFS4ERR_TOO_MANY_OPS);
 	assert_int_equal(sequence(f, sid, 1, 0, 2), NFS4_OK);
 	assert_memory_equal(f->res, sid, 16);
-	assert_true(f->c.clp && f->c.ses && f->c.slot);
+	assert_true(f->c.who.clp && f->c.who.ses && f->c.slot);
 	/* the slot is busy: the same seqid waits, another is misordered */
 	{
 		struct nfs4_compound keep = f->c;

@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lacunad's RPC-over-RDMA transport: the librdmacm listener, the devices
+ * connections arrive on, connection state, and the loop thread.
+ *
+ * Operation
+ * ---------
+ * gw_rdma_start() looks for RDMA devices (none: it says so once and
+ * lacunad serves TCP only) and listens with librdmacm on the address
+ * TCP listens on, port rdma_port (20049); an address no device serves
+ * is logged and TCP goes on alone. gw_rdma_run() is the loop
+ * thread: one epoll over the CM event channel, the completion channel
+ * of every device in use and an eventfd that the workers (replies ready)
+ * and the signal thread (stop) write.
+ *
+ * A device is set up the first time a connection arrives on it: a
+ * protection domain, a completion channel and one memory region over
+ * the server's whole large pool (LOCAL_WRITE only: the server initiates
+ * every RDMA Read and Write, clients never touch its memory). It is
+ * released when removed (DEVICE_REMOVAL on a connection) and after
+ * GW_RDMA_DEV_IDLE seconds without connections: a removal waits for
+ * every process holding resources on the device, and a wildcard
+ * listener hears of no removal.
+ *
+ * Connection states, driven by CM events:
+ *
+ *   CONNECT_REQUEST -> setup (CQ, QP, buffers, receives) -> rdma_accept
+ *                      with our RFC 8797 private data -> ACCEPTED
+ *   ESTABLISHED     -> CONNECTED (serving)
+ *   DISCONNECTED, CONNECT_ERROR, UNREACHABLE, REJECTED, DEVICE_REMOVAL,
+ *   a failed completion, a protocol error (gw_rdma_conn.c)
+ *                   -> CLOSING: disconnected, QP in error, workers back
+ *   quiet           -> destroyed (QP, CQ, buffers, cm_id), state of the
+ *                      connection dropped (nfs4_state_conn_closed)
+ *
+ * A connection request that cannot be set up is rejected; one peer's
+ * failure never touches another's connection. A removed device ends RDMA
+ * service (logged); TCP goes on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gw_rdma.h"
+#include "log.h"
+#include "nfs4_state.h"
+
+struct gw_rdma_loop gw_rdma = { .epfd = -1, .efd = -1 };
+static _Atomic int gw_rdma_wake_fd = -1;
+
+#define GW_RDMA_EV_CM 1
+#define GW_RDMA_EV_WAKE 2
+
+void gw_rdma_wake(void)
+{
+	uint64_t one = 1;
+	int fd = atomic_load(&gw_rdma_wake_fd);
+
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+		/* the counter is already non-zero: the loop wakes anyway */
+	}
+}
+
+static void gw_rdma_notify(void *arg)
+{
+	(void)arg;
+	gw_rdma_wake();
+}
+
+static int gw_rdma_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ------------------------------------------------------------ devices */
+
+static void gw_rdev_free(struct gw_rdev *d)
+{
+	if (d->pool_mr)
+		ibv_dereg_mr(d->pool_mr);
+	if (d->cc) {
+		if (gw_rdma.epfd >= 0)
+			epoll_ctl(gw_rdma.epfd, EPOLL_CTL_DEL, d->cc->fd, NULL);
+		ibv_destroy_comp_channel(d->cc);
+	}
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	free(d);
+}
+
+static struct gw_rdev *gw_rdev_get(struct ibv_context *verbs)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	const char *name = ibv_get_device_name(verbs->device);
+	struct chunk_pool *pool = gw_rdma.srv->pool;
+	struct gw_rdev *d;
+
+	for (d = gw_rdma.devs; d; d = d->next)
+		if (d->verbs == verbs)
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		log_err("rdma: calloc: %s", strerror(ENOMEM));
+		return NULL;
+	}
+	d->verbs = verbs;
+	if (ibv_query_device(verbs, &d->attr)) {
+		log_err("rdma: ibv_query_device(%s): %s", name, strerror(errno));
+		goto out_free;
+	}
+	d->pd = ibv_alloc_pd(verbs);
+	if (!d->pd) {
+		log_err("rdma: ibv_alloc_pd(%s): %s", name, strerror(errno));
+		goto out_free;
+	}
+	d->cc = ibv_create_comp_channel(verbs);
+	if (!d->cc || gw_rdma_nonblock(d->cc->fd)) {
+		log_err("rdma: ibv_create_comp_channel(%s): %s", name, strerror(errno));
+		goto out_free;
+	}
+	d->pool_mr = ibv_reg_mr(d->pd, chunk_pool_base(pool), chunk_pool_length(pool),
+				IBV_ACCESS_LOCAL_WRITE);
+	if (!d->pool_mr) {
+		log_err("rdma: ibv_reg_mr(%s, pool of %zu bytes): %s", name,
+			chunk_pool_length(pool), strerror(errno));
+		goto out_free;
+	}
+	ev.data.ptr = d;
+	if (epoll_ctl(gw_rdma.epfd, EPOLL_CTL_ADD, d->cc->fd, &ev)) {
+		log_err("rdma: epoll_ctl: %s", strerror(errno));
+		goto out_free;
+	}
+	log_info("rdma: device %s: pool of %zu MiB registered once", name,
+		 chunk_pool_length(pool) >> 20);
+	d->next = gw_rdma.devs;
+	gw_rdma.devs = d;
+	return d;
+
+out_free:
+	gw_rdev_free(d);
+	return NULL;
+}
+
+static void gw_rdev_events(struct gw_rdev *d)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	while (!ibv_get_cq_event(d->cc, &cq, &ctx)) {
+		struct gw_rconn *c = ctx;
+
+		c->cq_events++;
+		if (c->cq_events >= 64) {
+			ibv_ack_cq_events(cq, c->cq_events);
+			c->cq_events = 0;
+		}
+		ibv_req_notify_cq(cq, 0);
+		gw_rconn_poll(c);
+	}
+}
+
+/* ------------------------------------------------------------ connections */
+
+static void gw_rconn_unlink(struct gw_rconn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		gw_rdma.conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	gw_rdma.nconns--;
+}
+
+static void gw_rconn_free(struct gw_rconn *c)
+{
+	gw_rconn_unlink(c);
+	gw_rconn_teardown(c);
+	if (c->dev && !--c->dev->nconns)
+		c->dev->idle_since = time(NULL);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	if (c->info.id)
+		nfs4_state_conn_closed(gw_rdma.srv, c->info.id);
+	gw_stat_add(&gw_rdma.srv->stats.conns_open, -1);
+	LTRACE(lacunad, conn__close, (uint64_t)c->info.id, 1, 0, "rdma connection freed");
+	log_debug("rdma: connection %llu freed", GW_RCONN_NO(c));
+	free(c);
+}
+
+/*
+ * May one more connection come from @sa? max_rdma_connections in all and
+ * max_rdma_connections_per_client per address: each connection pins its
+ * receive and send buffers. Sets *credits, the calls it may have out:
+ * GW_RDMA_CREDITS, or max_requests_per_connection when smaller.
+ */
+static bool gw_rdma_admit(const struct sockaddr_storage *sa, socklen_t len, uint32_t *credits)
+{
+	static time_t logged;
+	struct gw_limits lim;
+	struct gw_snap *sn;
+	const char *why = NULL;
+	uint8_t key[16], k2[16];
+	unsigned int same = 0;
+	struct gw_rconn *c;
+	time_t now;
+	char a[80];
+
+	sn = gw_snap_get(gw_rdma.srv);
+	lim = sn->cfg->limits;
+	gw_snap_put(sn);
+	*credits = lim.conn_requests < GW_RDMA_CREDITS ? lim.conn_requests : GW_RDMA_CREDITS;
+	net_addr_key(sa, len, key);
+	for (c = gw_rdma.conns; c; c = c->next) {
+		net_addr_key(&c->info.peer, c->info.peer_len, k2);
+		same += !memcmp(key, k2, sizeof(key));
+	}
+	if (gw_rdma.nconns >= lim.max_rdma_conns)
+		why = "max_rdma_connections";
+	else if (same >= lim.max_rdma_conns_client)
+		why = "max_rdma_connections_per_client";
+	if (!why)
+		return true;
+	gw_stat_add(&gw_rdma.srv->stats.rdma_conns_refused, 1);
+	now = time(NULL);
+	if (now - logged >= 60) {
+		logged = now;
+		log_warn("rdma: connection from %s refused: %s reached (logged once a minute)",
+			 net_addr_str(sa, a, sizeof(a)), why);
+	}
+	return false;
+}
+
+static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t plen,
+			       uint8_t initiator_depth, uint8_t responder_resources)
+{
+	struct rdma_conn_param cp;
+	struct rpcrdma_cm_priv peer, ours;
+	uint8_t priv[RPCRDMA_CM_PRIV_LEN];
+	struct sockaddr *sa = rdma_get_peer_addr(id);
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sslen = 0;
+	uint32_t credits;
+	struct gw_rconn *c;
+	char a[80];
+	bool known;
+
+	known = rpcrdma_cm_priv_dec(pdata, plen, &peer);
+	if (atomic_load(&gw_rdma.srv->stopping))
+		goto out_reject;
+	if (sa && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)) {
+		sslen = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+						 : sizeof(struct sockaddr_in6);
+		memcpy(&ss, sa, sslen);
+	}
+	if (!gw_rdma_admit(&ss, sslen, &credits))
+		goto out_reject;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		log_err("rdma: calloc: %s", strerror(ENOMEM));
+		goto out_reject;
+	}
+	c->id = id;
+	id->context = c;
+	c->info.id = GW_RDMA_ID_BIT | ++gw_rdma.next_id;
+	c->info.rdma = true;
+	c->info.resvport =
+		true; /* as nfsd's svc_rdma_recvfrom(): see port_ok() in nfs4_compound.c */
+	c->info.peer = ss;
+	c->info.peer_len = sslen;
+	c->credits = credits;
+	c->next = gw_rdma.conns;
+	if (c->next)
+		c->next->prev = c;
+	gw_rdma.conns = c;
+	gw_rdma.nconns++;
+	gw_stat_add(&gw_rdma.srv->stats.conns_accepted, 1);
+	gw_stat_add(&gw_rdma.srv->stats.conns_open, 1);
+	gw_stat_add(&gw_rdma.srv->stats.rdma_conns, 1);
+	LTRACE(lacunad, conn__accept, (uint64_t)c->info.id, 1);
+
+	c->dev = gw_rdev_get(id->verbs);
+	if (c->dev)
+		c->dev->nconns++;
+	if (!c->dev || gw_rconn_setup(c, &peer))
+		goto out_drop;
+
+	memset(&ours, 0, sizeof(ours));
+	ours.send_max = c->send_size;
+	ours.recv_max = c->recv_size;
+	rpcrdma_cm_priv_enc(priv, &ours);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = priv;
+	cp.private_data_len = sizeof(priv);
+	/*
+	 * The CM reports the request's depths from our side already: we
+	 * issue RDMA Reads, as many at once as the client can answer
+	 * (initiator_depth) and the device allows.
+	 */
+	cp.initiator_depth = initiator_depth;
+	if (cp.initiator_depth > c->dev->attr.max_qp_init_rd_atom)
+		cp.initiator_depth = (uint8_t)c->dev->attr.max_qp_init_rd_atom;
+	cp.responder_resources = responder_resources;
+	if (cp.responder_resources > c->dev->attr.max_qp_rd_atom)
+		cp.responder_resources = (uint8_t)c->dev->attr.max_qp_rd_atom;
+	cp.rnr_retry_count = 7;
+	c->read_depth = cp.initiator_depth;
+	if (rdma_accept(id, &cp)) {
+		log_info("rdma: rdma_accept (%s): %s", net_addr_str(&c->info.peer, a, sizeof(a)),
+			 strerror(errno));
+		goto out_drop;
+	}
+	c->st = RC_ACCEPTED;
+	log_debug("rdma: connection %llu from %s: inline %u/%u bytes (client %s), %u credits",
+		  GW_RCONN_NO(c), net_addr_str(&c->info.peer, a, sizeof(a)), c->recv_size,
+		  c->send_size, known ? "sent RFC 8797 private data" : "sent no private data",
+		  c->credits);
+	return;
+
+out_drop:
+	rdma_reject(id, NULL, 0);
+	c->id = NULL; /* the caller destroys the id */
+	id->context = NULL;
+	gw_stat_add(&gw_rdma.srv->stats.conns_dropped, 1);
+	gw_rconn_free(c);
+	return;
+out_reject:
+	rdma_reject(id, NULL, 0);
+}
+
+/* Device removal of the listener: RDMA service ends, TCP goes on. */
+static void gw_rdma_lost_device(void)
+{
+	struct gw_rconn *c;
+	struct gw_rdev *d;
+
+	log_err("rdma: RDMA device removed: RDMA service stops, TCP goes on");
+	for (d = gw_rdma.devs; d; d = d->next)
+		d->removed = true;
+	for (c = gw_rdma.conns; c; c = c->next)
+		gw_rconn_close(c, true, "device removed");
+	if (gw_rdma.listen) {
+		rdma_destroy_id(gw_rdma.listen);
+		gw_rdma.listen = NULL;
+	}
+}
+
+static void gw_rdma_cm_events(void)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id, *reject_id;
+	enum rdma_cm_event_type type;
+	struct gw_rconn *c;
+	uint8_t pdata[UINT8_MAX];
+	uint8_t plen, ird, ord;
+
+	while (!rdma_get_cm_event(gw_rdma.ech, &ev)) {
+		/* copy what is needed, then acknowledge: a destroy waits for the ack */
+		type = ev->event;
+		id = ev->id;
+		plen = 0;
+		ird = ord = 0;
+		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			plen = ev->param.conn.private_data_len;
+			if (plen && ev->param.conn.private_data)
+				memcpy(pdata, ev->param.conn.private_data, plen);
+			else
+				plen = 0;
+			ird = ev->param.conn.initiator_depth;
+			ord = ev->param.conn.responder_resources;
+		}
+		rdma_ack_cm_event(ev);
+
+		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			id->context = NULL;
+			gw_rdma_on_request(id, pdata, plen, ird, ord);
+			reject_id = id->context ? NULL : id;
+			if (reject_id)
+				rdma_destroy_id(reject_id);
+			continue;
+		}
+		if (id == gw_rdma.listen) {
+			if (type == RDMA_CM_EVENT_DEVICE_REMOVAL)
+				gw_rdma_lost_device();
+			continue;
+		}
+		c = id->context;
+		if (!c)
+			continue;
+		switch (type) {
+		case RDMA_CM_EVENT_ESTABLISHED:
+			if (c->st == RC_ACCEPTED)
+				c->st = RC_CONNECTED;
+			break;
+		case RDMA_CM_EVENT_DISCONNECTED:
+			gw_rconn_close(c, false, "disconnected");
+			break;
+		case RDMA_CM_EVENT_CONNECT_ERROR:
+		case RDMA_CM_EVENT_UNREACHABLE:
+		case RDMA_CM_EVENT_REJECTED:
+			gw_rconn_close(c, true, rdma_event_str(type));
+			break;
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			if (c->dev && !c->dev->removed) {
+				c->dev->removed = true;
+				log_err("rdma: device %s removed: its connections close",
+					ibv_get_device_name(c->dev->verbs->device));
+			}
+			gw_rconn_close(c, true, "device removed");
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/*
+ * Free every closing connection that has gone quiet, then every device
+ * that was removed or has had no connection for GW_RDMA_DEV_IDLE
+ * seconds (its removal waits for that; the next connection on it
+ * registers the pool again).
+ */
+static void gw_rdma_reap(void)
+{
+	struct gw_rconn *c, *next;
+	struct gw_rdev **pd, *d;
+	time_t now = time(NULL);
+
+	for (c = gw_rdma.conns; c; c = next) {
+		next = c->next;
+		if (c->st == RC_CLOSING)
+			gw_rconn_poll(c);
+		if (gw_rconn_quiet(c))
+			gw_rconn_free(c);
+	}
+	for (pd = &gw_rdma.devs; (d = *pd);) {
+		if (!d->nconns && (d->removed || now - d->idle_since >= GW_RDMA_DEV_IDLE)) {
+			*pd = d->next;
+			log_info("rdma: device %s released (%s)",
+				 ibv_get_device_name(d->verbs->device),
+				 d->removed ? "removed" : "no connections");
+			gw_rdev_free(d);
+		} else {
+			pd = &d->next;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ start, run */
+
+static int gw_rdma_start(struct gw_srv *s)
+{
+	struct sockaddr_storage addr;
+	struct gw_snap *sn;
+	struct ibv_device **list;
+	struct epoll_event ev = { .events = EPOLLIN };
+	char a[80];
+	uint16_t port;
+	bool on;
+	int n = 0, ret;
+
+	sn = gw_snap_get(s);
+	on = sn->cfg->rdma;
+	port = sn->cfg->rdma_port;
+	addr = sn->cfg->listen;
+	gw_rdma.rec_max = sn->cfg->max_record;
+	gw_snap_put(sn);
+	if (!on)
+		return 0;
+	gw_rdma.srv = s;
+	/* the address TCP listens on, RDMA's port */
+	if (addr.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&addr)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)&addr)->sin_port = htons(port);
+	net_addr_str(&addr, a, sizeof(a));
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	if (n <= 0) {
+		log_info("rdma: no RDMA device: serving TCP only");
+		return 0;
+	}
+	gw_rdma.ech = rdma_create_event_channel();
+	if (!gw_rdma.ech) {
+		log_info("rdma: rdma_create_event_channel: %s: serving TCP only", strerror(errno));
+		return 0;
+	}
+	ret = gw_rdma_nonblock(gw_rdma.ech->fd);
+	if (ret) {
+		log_err("rdma: fcntl: %s", strerror(-ret));
+		goto out_channel;
+	}
+	if (rdma_create_id(gw_rdma.ech, &gw_rdma.listen, NULL, RDMA_PS_TCP)) {
+		ret = -errno;
+		log_err("rdma: rdma_create_id: %s", strerror(-ret));
+		goto out_channel;
+	}
+	/* an address no RDMA device serves (loopback, say) is not fatal: TCP goes on */
+	if (rdma_bind_addr(gw_rdma.listen, (struct sockaddr *)&addr)) {
+		log_err("rdma: rdma_bind_addr %s: %s: serving TCP only", a, strerror(errno));
+		ret = 0;
+		goto out_id;
+	}
+	if (rdma_listen(gw_rdma.listen, GW_RDMA_BACKLOG)) {
+		log_err("rdma: rdma_listen %s: %s: serving TCP only", a, strerror(errno));
+		ret = 0;
+		goto out_id;
+	}
+	gw_rdma.epfd = epoll_create1(EPOLL_CLOEXEC);
+	gw_rdma.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (gw_rdma.epfd < 0 || gw_rdma.efd < 0) {
+		ret = -errno;
+		log_err("rdma: epoll_create1/eventfd: %s", strerror(-ret));
+		goto out_fds;
+	}
+	ev.data.u64 = GW_RDMA_EV_CM;
+	if (epoll_ctl(gw_rdma.epfd, EPOLL_CTL_ADD, gw_rdma.ech->fd, &ev)) {
+		ret = -errno;
+		log_err("rdma: epoll_ctl: %s", strerror(-ret));
+		goto out_fds;
+	}
+	ev.data.u64 = GW_RDMA_EV_WAKE;
+	if (epoll_ctl(gw_rdma.epfd, EPOLL_CTL_ADD, gw_rdma.efd, &ev)) {
+		ret = -errno;
+		log_err("rdma: epoll_ctl: %s", strerror(-ret));
+		goto out_fds;
+	}
+	atomic_store(&gw_rdma_wake_fd, gw_rdma.efd);
+	log_info("rdma: listening on %s (RPC-over-RDMA version 1, %d device%s)", a, n,
+		 n == 1 ? "" : "s");
+	return 0;
+
+out_fds:
+	if (gw_rdma.epfd >= 0)
+		close(gw_rdma.epfd);
+	if (gw_rdma.efd >= 0)
+		close(gw_rdma.efd);
+	gw_rdma.epfd = gw_rdma.efd = -1;
+out_id:
+	rdma_destroy_id(gw_rdma.listen);
+	gw_rdma.listen = NULL;
+out_channel:
+	rdma_destroy_event_channel(gw_rdma.ech);
+	gw_rdma.ech = NULL;
+	return ret;
+}
+
+bool gw_rdma_enabled(void)
+{
+	return gw_rdma.ech != NULL;
+}
+
+static void gw_rdma_teardown(void)
+{
+	struct gw_rdev *d;
+
+	atomic_store(&gw_rdma_wake_fd, -1);
+	if (gw_rdma.listen)
+		rdma_destroy_id(gw_rdma.listen);
+	gw_rdma.listen = NULL;
+	while ((d = gw_rdma.devs)) {
+		gw_rdma.devs = d->next;
+		gw_rdev_free(d);
+	}
+	if (gw_rdma.ech)
+		rdma_destroy_event_channel(gw_rdma.ech);
+	gw_rdma.ech = NULL;
+	if (gw_rdma.epfd >= 0)
+		close(gw_rdma.epfd);
+	if (gw_rdma.efd >= 0)
+		close(gw_rdma.efd);
+	gw_rdma.epfd = gw_rdma.efd = -1;
+}
+
+static int gw_rdma_run(struct gw_srv *s)
+{
+	struct epoll_event evs[16];
+	struct gw_work *wk, *next;
+	struct gw_snap *sn;
+	unsigned int threads;
+	time_t deadline = 0;
+	uint64_t v;
+	int i, n, ret;
+
+	if (!gw_rdma.ech)
+		return 0;
+	sn = gw_snap_get(s);
+	threads = sn->cfg->threads;
+	gw_snap_put(sn);
+	ret = gw_workers_start(&gw_rdma.workers, s, threads, gw_rdma_notify, NULL);
+	if (ret)
+		goto out;
+	for (;;) {
+		if (atomic_load(&s->stopping) && !deadline) {
+			struct gw_rconn *c;
+
+			deadline = time(NULL) + GW_RDMA_STOP_WAIT;
+			if (gw_rdma.listen) {
+				rdma_destroy_id(gw_rdma.listen);
+				gw_rdma.listen = NULL;
+			}
+			for (c = gw_rdma.conns; c; c = c->next)
+				gw_rconn_close(c, false, "server stopping");
+		}
+		gw_workers_push(gw_rdma.workers, &gw_rdma.batch);
+		gw_rdma_reap();
+		if (deadline && (!gw_rdma.conns || time(NULL) >= deadline))
+			break;
+		n = epoll_wait(gw_rdma.epfd, evs, 16, deadline ? 100 : 1000);
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.u64 == GW_RDMA_EV_CM) {
+				gw_rdma_cm_events();
+			} else if (evs[i].data.u64 == GW_RDMA_EV_WAKE) {
+				if (read(gw_rdma.efd, &v, sizeof(v)) < 0) {
+					/* EAGAIN: already drained */
+				}
+				for (wk = gw_workers_done(gw_rdma.workers); wk; wk = next) {
+					next = wk->next;
+					gw_rconn_worker_done((struct gw_rreq *)wk);
+				}
+			} else {
+				gw_rdev_events(evs[i].data.ptr);
+			}
+		}
+	}
+	if (gw_rdma.conns)
+		log_err("rdma: %u connections did not drain in %d s", gw_rdma.nconns,
+			GW_RDMA_STOP_WAIT);
+	gw_workers_stop(gw_rdma.workers);
+	gw_rdma.workers = NULL;
+	while (gw_rdma.conns) {
+		gw_rdma.conns->at_worker = 0;
+		gw_rconn_free(gw_rdma.conns);
+	}
+	log_info("rdma: stopped");
+out:
+	gw_rdma_teardown();
+	return ret;
+}
+
+const struct gw_xprt_ops gw_rdma_ops = {
+	.name = "rdma",
+	.start = gw_rdma_start,
+	.run = gw_rdma_run,
+};

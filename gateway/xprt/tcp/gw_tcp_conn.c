@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lacunad's TCP connections: records in, replies out, and a connection's
+ * life from accept to free. The loop that drives them, and how the two
+ * work together (receiving, back-pressure, sending, lifetime), is
+ * described at the top of gw_tcp.c. Everything here runs on the loop
+ * thread.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gw_tcp.h"
+#include "log.h"
+#include "nfs4_state.h"
+
+_Static_assert(GW_TCP_SEND_IOV >= XDR_OUT_SEGS_MAX, "a whole reply fits one send");
+_Static_assert(offsetof(struct gw_tcp_req, w) == 0, "gw_workers_done() gives back &req->w");
+
+/* ---------------------------------------------------------------- connections */
+
+static void gw_conn_sqe(struct gw_conn *c, struct io_uring_sqe *sqe, unsigned int op)
+{
+	io_uring_sqe_set_data64(sqe, (uintptr_t)c | op);
+	c->ops++;
+}
+
+void gw_conn_kick(struct gw_conn *c)
+{
+	if (!c->kicked) {
+		c->kicked = true;
+		gw_list_add_tail(&gw_tcp.kick, &c->kick);
+	}
+}
+
+/* A record's chunk goes back to its pool. */
+static void gw_tcp_rec_put(struct chunk_pool *pool, void *rec)
+{
+	if (pool == gw_tcp.large)
+		gw_tcp.large_recs--;
+	chunk_put(pool, rec);
+	gw_tcp.freed = true;
+}
+
+static void gw_tcp_req_finish(struct gw_tcp_req *r)
+{
+	struct gw_conn *c = r->conn;
+
+	xdr_out_release(&r->w.req.reply);
+	gw_tcp_rec_put(r->pool, r->rec);
+	free(r);
+	c->nreq--;
+	c->addr->reqs--;
+	gw_tcp_spare_put(c);
+	gw_conn_kick(c);
+}
+
+/* The record in progress no longer counts against its address. */
+static void gw_conn_uncount_record(struct gw_conn *c)
+{
+	if (!c->rec_counted)
+		return;
+	c->rec_counted = false;
+	c->addr->records--;
+	gw_tcp.freed = true; /* a connection waiting for it may go on */
+}
+
+static void gw_conn_drop_record(struct gw_conn *c)
+{
+	gw_conn_uncount_record(c);
+	if (c->rec.buf)
+		gw_tcp_rec_put(c->rec_pool, c->rec.buf);
+	rpc_rec_init(&c->rec, NULL, 0);
+	c->mark_got = 0;
+	gw_tcp_spare_put(c);
+}
+
+static void gw_conn_free_spill(struct gw_conn *c)
+{
+	free(c->spill);
+	c->spill = NULL;
+	c->spill_off = c->spill_len = c->spill_cap = 0;
+}
+
+/* Release the queued replies, unless a send still points into them. */
+static void gw_conn_flush_sendq(struct gw_conn *c)
+{
+	struct gw_tcp_req *r;
+
+	if (c->send_busy)
+		return;
+	while ((r = c->sq_head)) {
+		c->sq_head = r->snext;
+		gw_tcp_req_finish(r);
+	}
+	c->sq_tail = NULL;
+	c->sent = 0;
+	c->sq_bytes = 0;
+}
+
+/* Stop everything on @c; it is freed once its operations and requests are done. */
+void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
+{
+	struct io_uring_sqe *sqe;
+	char a[64];
+
+	if (c->closing)
+		return;
+	c->closing = true;
+	gw_tcp_limits_closing(c);
+	log_debug("tcp: connection %llu from %s closed: %s", (unsigned long long)c->info.id,
+		  net_addr_str(&c->info.peer, a, sizeof(a)), why);
+	LTRACE(lacunad, conn__close, c->info.id, 0, dropped, why);
+	if (dropped)
+		gw_stat_add(&gw_tcp.srv->stats.conns_dropped, 1);
+	shutdown(c->fd, SHUT_RDWR);
+	if (c->ops) {
+		sqe = gw_tcp_sqe();
+		io_uring_prep_cancel_fd(sqe, c->fd, IORING_ASYNC_CANCEL_ALL);
+		gw_conn_sqe(c, sqe, GW_TCP_OP_CANCEL);
+	}
+	gw_conn_drop_record(c);
+	gw_conn_free_spill(c);
+	gw_list_del(&c->pwait);
+	gw_tcp_client_unwait(c);
+	gw_conn_flush_sendq(c);
+	gw_conn_kick(c);
+}
+
+static void gw_conn_free(struct gw_conn *c)
+{
+	if (chunk_owner_busy(&c->own_large) || chunk_owner_busy(&c->own_small))
+		log_err("tcp: connection %llu freed with chunks charged to it",
+			(unsigned long long)c->info.id);
+	close(c->fd);
+	gw_tcp_limits_release(c);
+	nfs4_state_conn_closed(gw_tcp.srv, c->info.id);
+	gw_list_del(&c->all);
+	gw_list_del(&c->kick);
+	gw_list_del(&c->pwait);
+	gw_tcp.nconns--;
+	gw_stat_add(&gw_tcp.srv->stats.conns_open, -1);
+	free(c->iov);
+	free(c);
+}
+
+void gw_conn_new(int fd)
+{
+	struct gw_snap *sn;
+	struct gw_conn *c;
+	int one = 1;
+	char a[64];
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		log_err("tcp: calloc: %s: refusing a connection", strerror(ENOMEM));
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		log_warn("tcp: setsockopt(TCP_NODELAY): %s", strerror(errno));
+	c->info.peer_len = sizeof(c->info.peer);
+	if (getpeername(fd, (struct sockaddr *)&c->info.peer, &c->info.peer_len))
+		c->info.peer_len = 0; /* the peer is already gone: the recv will say so */
+	c->info.resvport = net_port_reserved(&c->info.peer);
+	c->info.id = ++gw_tcp.next_id;
+	sn = gw_snap_get(gw_tcp.srv);
+	c->rec_max = sn->cfg->max_record;
+	gw_snap_put(sn);
+	c->req_max = gw_tcp.lim.conn_requests;
+	rpc_rec_init(&c->rec, NULL, 0);
+	chunk_owner_init(&c->own_large, gw_tcp.large, GW_TCP_LARGE_CAP * gw_tcp.large_size);
+	chunk_owner_init(&c->own_small, gw_tcp.small, c->req_max * gw_tcp.small_size);
+	gw_list_init(&c->kick);
+	gw_list_init(&c->pwait);
+	gw_list_add_tail(&gw_tcp.all, &c->all);
+	gw_tcp.nconns++;
+	gw_stat_add(&gw_tcp.srv->stats.conns_accepted, 1);
+	gw_stat_add(&gw_tcp.srv->stats.conns_open, 1);
+	LTRACE(lacunad, conn__accept, c->info.id, 0);
+	log_debug("tcp: connection %llu from %s", (unsigned long long)c->info.id,
+		  net_addr_str(&c->info.peer, a, sizeof(a)));
+	if (gw_tcp_limits_admit(c)) {
+		gw_conn_close(c, false, "over the connection limits");
+		return; /* freed when settled */
+	}
+	gw_conn_kick(c); /* arms the recv */
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+static void gw_conn_cancel_recv(struct gw_conn *c)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!c->recv_armed || c->cancel_pending)
+		return;
+	sqe = gw_tcp_sqe();
+	io_uring_prep_cancel64(sqe, (uintptr_t)c | GW_TCP_OP_RECV, 0);
+	gw_conn_sqe(c, sqe, GW_TCP_OP_CANCEL);
+	c->cancel_pending = true;
+}
+
+static int gw_conn_stall(struct gw_conn *c, enum gw_stall why)
+{
+	time_t now;
+
+	c->stall = why;
+	if (why == GW_STALL_CLIENT && gw_list_empty(&c->pwait))
+		gw_list_add_tail(&gw_tcp.pwait, &c->pwait);
+	if (why == GW_STALL_POOL) {
+		now = time(NULL);
+		if (gw_list_empty(&gw_tcp.pwait) &&
+		    now - gw_tcp.pool_logged >= GW_TCP_POOL_LOG_SEC) {
+			log_warn("tcp: chunk pool exhausted: receiving paused");
+			gw_tcp.pool_logged = now;
+		}
+		if (gw_list_empty(&c->pwait))
+			gw_list_add_tail(&gw_tcp.pwait, &c->pwait);
+	}
+	gw_conn_cancel_recv(c);
+	return -EAGAIN;
+}
+
+/* The mark of a new record is in c->mark: take a buffer for the record. */
+static int gw_conn_rec_start(struct gw_conn *c)
+{
+	uint32_t m = xdr_get_u32(c->mark);
+	uint32_t flen = m & RPC_REC_FRAG_LEN_MAX;
+	struct chunk_owner *own = &c->own_large;
+	struct chunk_pool *pool = gw_tcp.large;
+	size_t max = c->rec_max < gw_tcp.large_size ? c->rec_max : gw_tcp.large_size;
+	void *chunk;
+	int ret;
+
+	if (flen > c->rec_max) {
+		log_info("tcp: connection %llu: fragment of %u bytes over max_record %u: dropped",
+			 (unsigned long long)c->info.id, flen, c->rec_max);
+		return -EMSGSIZE;
+	}
+	if (c->nreq >= c->req_max || c->sq_bytes >= gw_tcp.lim.conn_reply_bytes) {
+		if (c->was_stalled != GW_STALL_INFLIGHT)
+			gw_limit_hit(&gw_tcp.srv->stats.conn_stalls, "conn_stalls", c->info.id);
+		return gw_conn_stall(c, GW_STALL_INFLIGHT);
+	}
+	if ((m & RPC_REC_LAST) && flen <= gw_tcp.small_size) {
+		pool = gw_tcp.small;
+		own = &c->own_small;
+		max = gw_tcp.small_size;
+	}
+	/* records leave part of the large pool to the replies, and each address its share */
+	if (!gw_tcp_client_may_start(c, pool == gw_tcp.large)) {
+		if (c->was_stalled != GW_STALL_CLIENT)
+			gw_limit_hit(&gw_tcp.srv->stats.client_stalls, "client_stalls", c->info.id);
+		return gw_conn_stall(c, GW_STALL_CLIENT);
+	}
+	if (pool == gw_tcp.large && gw_tcp.large_recs >= gw_tcp.large_recs_max)
+		return gw_conn_stall(c, GW_STALL_POOL);
+	ret = chunk_get(pool, own, &chunk);
+	if (ret == -ENOBUFS)
+		return gw_conn_stall(c, GW_STALL_OWNER);
+	if (ret)
+		return gw_conn_stall(c, GW_STALL_POOL);
+	if (pool == gw_tcp.large) {
+		gw_tcp.large_recs++;
+		c->addr->records++;
+		c->rec_counted = true;
+	}
+	/*
+	 * record_timeout counts from the mark's first byte; only a record
+	 * that waited for room (lacunad did not read it) starts a new clock
+	 */
+	if (c->was_stalled != GW_STALL_NONE)
+		c->rec_since = gw_tcp_now();
+	c->stall = c->was_stalled = GW_STALL_NONE;
+	rpc_rec_init(&c->rec, chunk, max);
+	c->rec_pool = pool;
+	c->mark_got = 0;
+	if (rpc_rec_feed(&c->rec, c->mark, sizeof(c->mark)) < 0) {
+		log_info("tcp: connection %llu: fragment of %u bytes does not fit a %zu-byte "
+			 "buffer: dropped",
+			 (unsigned long long)c->info.id, flen, max);
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+/* A whole record: queue it for the workers. */
+static int gw_conn_rec_done(struct gw_conn *c)
+{
+	struct gw_tcp_req *r = malloc(sizeof(*r));
+
+	if (!r) {
+		log_err("tcp: malloc: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	r->conn = c;
+	r->rec = c->rec.buf;
+	r->pool = c->rec_pool;
+	r->snext = NULL;
+	gw_work_init(&r->w, &c->info, c->rec.buf, c->rec.len, true, c->rec_max);
+	r->w.flow = &c->flow;
+	c->used = true;
+	c->addr->reqs++;
+	gw_conn_uncount_record(c);
+	rpc_rec_init(&c->rec, NULL, 0);
+	c->nreq++;
+	gw_work_batch_add(&gw_tcp.batch, &r->w);
+	return 0;
+}
+
+/*
+ * Feed @len bytes of the stream to @c's records. Returns the bytes
+ * consumed: fewer when the connection stalled or was closed.
+ */
+static size_t gw_conn_feed(struct gw_conn *c, const uint8_t *d, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	c->was_stalled = c->stall;
+	c->stall = GW_STALL_NONE;
+	for (;;) {
+		if (!c->rec.buf) {
+			if (!c->mark_got && done < len)
+				c->rec_since = gw_tcp_now();
+			while (c->mark_got < sizeof(c->mark) && done < len)
+				c->mark[c->mark_got++] = d[done++];
+			if (c->mark_got < sizeof(c->mark))
+				break;
+			n = gw_conn_rec_start(c);
+			if (n == -EAGAIN)
+				break;
+			if (n < 0)
+				goto drop;
+		}
+		if (done < len && !rpc_rec_ready(&c->rec)) {
+			n = rpc_rec_feed(&c->rec, d + done, len - done);
+			if (n < 0) {
+				log_info("tcp: connection %llu: broken record stream (%s): dropped",
+					 (unsigned long long)c->info.id, strerror((int)-n));
+				goto drop;
+			}
+			done += (size_t)n;
+		}
+		if (!rpc_rec_ready(&c->rec))
+			break;
+		if (gw_conn_rec_done(c))
+			goto drop;
+	}
+	return done;
+drop:
+	gw_conn_close(c, true, "bad record");
+	return done;
+}
+
+static void gw_conn_spill(struct gw_conn *c, const uint8_t *d, size_t n)
+{
+	size_t left = c->spill_len - c->spill_off, cap;
+	uint8_t *p;
+
+	if (c->spill_off) {
+		memmove(c->spill, c->spill + c->spill_off, left);
+		c->spill_off = 0;
+		c->spill_len = left;
+	}
+	if (left + n > GW_TCP_SPILL_MAX) {
+		log_info("tcp: connection %llu: %zu bytes received while stalled: dropped",
+			 (unsigned long long)c->info.id, left + n);
+		gw_conn_close(c, true, "too much received while stalled");
+		return;
+	}
+	if (left + n > c->spill_cap) {
+		cap = c->spill_cap ? 2 * c->spill_cap : GW_TCP_BUF_SIZE;
+		if (cap < left + n)
+			cap = left + n;
+		p = realloc(c->spill, cap);
+		if (!p) {
+			log_err("tcp: realloc: %s", strerror(ENOMEM));
+			gw_conn_close(c, true, "out of memory");
+			return;
+		}
+		c->spill = p;
+		c->spill_cap = cap;
+	}
+	memcpy(c->spill + c->spill_len, d, n);
+	c->spill_len += n;
+}
+
+static void gw_conn_input(struct gw_conn *c, const uint8_t *d, size_t len)
+{
+	size_t n = 0;
+
+	if (c->closing || gw_tcp.stopping)
+		return; /* nothing new is started once stopping */
+	if (c->stall == GW_STALL_NONE && c->spill_off == c->spill_len)
+		n = gw_conn_feed(c, d, len);
+	if (n < len && !c->closing)
+		gw_conn_spill(c, d + n, len - n);
+}
+
+/* Try again what stalled @c: first the bytes set aside. */
+static void gw_conn_resume(struct gw_conn *c)
+{
+	size_t n;
+
+	gw_list_del(&c->pwait);
+	gw_tcp_client_unwait(c);
+	if (c->stall == GW_STALL_NONE || c->closing || gw_tcp.stopping)
+		return;
+	n = gw_conn_feed(c, c->spill ? c->spill + c->spill_off : NULL, c->spill_len - c->spill_off);
+	if (c->closing)
+		return;
+	c->spill_off += n;
+	if (c->spill_off == c->spill_len)
+		gw_conn_free_spill(c);
+}
+
+static void gw_conn_arm_recv(struct gw_conn *c)
+{
+	struct io_uring_sqe *sqe = gw_tcp_sqe();
+
+	io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = GW_TCP_BGID;
+	gw_conn_sqe(c, sqe, GW_TCP_OP_RECV);
+	c->recv_armed = true;
+}
+
+void gw_tcp_buf_return(unsigned int bid)
+{
+	io_uring_buf_ring_add(gw_tcp.br, gw_tcp.bufs + (size_t)bid * GW_TCP_BUF_SIZE,
+			      GW_TCP_BUF_SIZE, (unsigned short)bid,
+			      io_uring_buf_ring_mask(GW_TCP_BUF_COUNT), (int)gw_tcp.br_added++);
+}
+
+static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
+{
+	unsigned int bid;
+
+	if (!(cqe->flags & IORING_CQE_F_MORE)) {
+		c->recv_armed = false;
+		c->ops--;
+	}
+	if (cqe->flags & IORING_CQE_F_BUFFER) {
+		bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+		if (cqe->res > 0) {
+			gw_tcp_touch(c);
+			gw_stat_add(&gw_tcp.srv->stats.bytes_in, cqe->res);
+			gw_stat_add(&gw_tcp.srv->stats.tcp_bytes_in, cqe->res);
+			gw_conn_input(c, gw_tcp.bufs + (size_t)bid * GW_TCP_BUF_SIZE,
+				      (size_t)cqe->res);
+		}
+		gw_tcp_buf_return(bid);
+	}
+	if (cqe->res == 0)
+		c->rd_eof = true;
+	else if (cqe->res == -ENOBUFS)
+		c->nobuf = true; /* re-armed once this batch's buffers are back */
+	else if (cqe->res == -EINVAL && !c->closing)
+		log_err("tcp: multishot recv with provided buffers: %s (Linux 6.0 or later "
+			"is needed)",
+			strerror(EINVAL));
+	if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -ECANCELED)
+		gw_conn_close(c, false, strerror(-cqe->res));
+	gw_conn_kick(c);
+}
+
+/* ---------------------------------------------------------------- sending */
+
+static void gw_conn_send(struct gw_conn *c)
+{
+	const struct iovec *seg;
+	struct gw_tcp_req *r = c->sq_head;
+	struct io_uring_sqe *sqe;
+	unsigned int nseg, n = 0, i = 0;
+	size_t skip = c->sent;
+
+	if (c->send_busy || c->closing || !r)
+		return;
+	if (!c->iov) {
+		c->iov = malloc(GW_TCP_SEND_IOV * sizeof(*c->iov));
+		if (!c->iov) {
+			log_err("tcp: malloc: %s", strerror(ENOMEM));
+			gw_conn_close(c, false, "out of memory");
+			return;
+		}
+	}
+	/* the rest of the head, then whole replies while they fit */
+	seg = xdr_out_iov(&r->w.req.reply, &nseg);
+	while (i < nseg && skip >= seg[i].iov_len)
+		skip -= seg[i++].iov_len;
+	for (; i < nseg; i++, skip = 0) {
+		c->iov[n].iov_base = (uint8_t *)seg[i].iov_base + skip;
+		c->iov[n++].iov_len = seg[i].iov_len - skip;
+	}
+	for (r = r->snext; r; r = r->snext) {
+		seg = xdr_out_iov(&r->w.req.reply, &nseg);
+		if (n + nseg > GW_TCP_SEND_IOV)
+			break;
+		memcpy(c->iov + n, seg, nseg * sizeof(*seg));
+		n += nseg;
+	}
+	memset(&c->msg, 0, sizeof(c->msg));
+	c->msg.msg_iov = c->iov;
+	c->msg.msg_iovlen = n;
+	sqe = gw_tcp_sqe();
+	io_uring_prep_sendmsg(sqe, c->fd, &c->msg, MSG_NOSIGNAL);
+	gw_conn_sqe(c, sqe, GW_TCP_OP_SEND);
+	c->send_busy = true;
+}
+
+static void gw_conn_on_send(struct gw_conn *c, int res)
+{
+	struct gw_tcp_req *r;
+	size_t n, left;
+
+	c->ops--;
+	c->send_busy = false;
+	if (res == -EINTR || res == -EAGAIN) {
+		gw_conn_kick(c); /* sent again when settled */
+		return;
+	}
+	if (res < 0) {
+		gw_conn_close(c, false, strerror(-res));
+		gw_conn_flush_sendq(c); /* not done by a close while the send was out */
+		gw_conn_kick(c);
+		return;
+	}
+	gw_stat_add(&gw_tcp.srv->stats.bytes_out, res);
+	gw_stat_add(&gw_tcp.srv->stats.tcp_bytes_out, res);
+	if (res > 0) {
+		gw_tcp_touch(c);
+		c->send_since = c->active;
+	}
+	for (n = (size_t)res; n && (r = c->sq_head);) {
+		left = xdr_out_len(&r->w.req.reply) - c->sent;
+		if (n < left) {
+			c->sent += n;
+			break;
+		}
+		n -= left;
+		c->sent = 0;
+		c->sq_bytes -= xdr_out_len(&r->w.req.reply);
+		c->sq_head = r->snext;
+		if (!c->sq_head)
+			c->sq_tail = NULL;
+		gw_tcp_req_finish(r);
+	}
+	if (c->closing)
+		gw_conn_flush_sendq(c);
+	gw_conn_kick(c);
+}
+
+void gw_tcp_take_replies(void)
+{
+	struct gw_work *wk, *next;
+	struct gw_tcp_req *r;
+	struct gw_conn *c;
+
+	for (wk = gw_workers_done(gw_tcp.workers); wk; wk = next) {
+		next = wk->next;
+		r = (struct gw_tcp_req *)wk;
+		c = r->conn;
+		if (c->closing || !xdr_out_len(&r->w.req.reply)) {
+			gw_tcp_req_finish(r);
+			continue;
+		}
+		if (c->sq_tail) {
+			c->sq_tail->snext = r;
+		} else {
+			c->sq_head = r;
+			c->send_since = gw_tcp_now();
+		}
+		c->sq_tail = r;
+		c->sq_bytes += xdr_out_len(&r->w.req.reply);
+		gw_conn_kick(c);
+	}
+}
+
+/* ---------------------------------------------------------------- settling */
+
+/* Bring @c's operations in line with its state. */
+static void gw_conn_settle(struct gw_conn *c)
+{
+	bool spilled = c->spill_off < c->spill_len;
+
+	if (c->closing) {
+		/* see below */
+	} else if (gw_tcp.stopping) {
+		if (!c->nreq)
+			gw_conn_close(c, false, "server stopping");
+	} else if (c->rd_eof && c->stall == GW_STALL_NONE && !spilled) {
+		gw_conn_drop_record(c); /* a truncated record is lost */
+		if (!c->nreq)
+			gw_conn_close(c, false, "end of stream");
+	}
+	if (c->closing) {
+		if (!c->ops && !c->nreq)
+			gw_conn_free(c);
+		return;
+	}
+	if (gw_tcp.stopping) {
+		gw_conn_cancel_recv(c);
+	} else if (!c->recv_armed && !c->cancel_pending && !c->nobuf && !c->rd_eof &&
+		   c->stall == GW_STALL_NONE && !spilled) {
+		gw_conn_arm_recv(c);
+	}
+	gw_conn_send(c);
+}
+
+void gw_conn_resume_pool_waiters(bool all)
+{
+	struct gw_list *l;
+	struct gw_conn *c;
+	unsigned int n = 0, max = 0;
+
+	/* each waiter resumed at most once: one that stalls again goes to the tail */
+	for (l = gw_tcp.pwait.next; l != &gw_tcp.pwait; l = l->next)
+		max++;
+	while (n++ < max && !gw_list_empty(&gw_tcp.pwait)) {
+		c = gw_conn_of(gw_tcp.pwait.next, pwait);
+		gw_conn_resume(c);
+		gw_conn_kick(c);
+		if (c->stall == GW_STALL_POOL && !all)
+			break;
+	}
+}
+
+void gw_conn_settle_kicked(void)
+{
+	struct gw_conn *c;
+	bool freed;
+
+	do {
+		while (!gw_list_empty(&gw_tcp.kick)) {
+			c = gw_conn_of(gw_tcp.kick.next, kick);
+			gw_list_del(&c->kick);
+			c->kicked = false;
+			c->nobuf = false; /* this batch's buffers are back in the ring */
+			if (c->stall == GW_STALL_INFLIGHT || c->stall == GW_STALL_OWNER)
+				gw_conn_resume(c);
+			gw_conn_settle(c);
+		}
+		freed = gw_tcp.freed;
+		gw_tcp.freed = false;
+		if (freed)
+			gw_conn_resume_pool_waiters(false);
+	} while (!gw_list_empty(&gw_tcp.kick));
+}
+
+void gw_conn_cqe(struct gw_conn *c, unsigned int op, const struct io_uring_cqe *cqe)
+{
+	switch (op) {
+	case GW_TCP_OP_RECV:
+		gw_conn_on_recv(c, cqe);
+		break;
+	case GW_TCP_OP_SEND:
+		gw_conn_on_send(c, cqe->res);
+		break;
+	default: /* GW_TCP_OP_CANCEL */
+		c->ops--;
+		c->cancel_pending = false;
+		gw_conn_kick(c);
+		break;
+	}
+}
