@@ -122,14 +122,14 @@ static unsigned int gw_state_top_addr(struct nfs4_state *st, char *buf, size_t s
 	size_t n = 0, i, run, best = 0, at = 0;
 
 	snprintf(buf, size, "?");
-	for (clp = st->clients; clp; clp = clp->next)
+	list_for_each_entry(clp, &st->clients, list)
 		n += !clp->expired;
 	keys = n ? malloc(n * 16) : NULL;
 	if (!keys)
 		return 0;
 	i = 0;
-	for (clp = st->clients; clp && i < n; clp = clp->next)
-		if (!clp->expired)
+	list_for_each_entry(clp, &st->clients, list)
+		if (!clp->expired && i < n)
 			gw_client_key(clp, keys[i++]);
 	qsort(keys, n, 16, gw_key_cmp);
 	for (i = 0; i < n; i += run) {
@@ -250,7 +250,7 @@ static struct nfs4_client *gw_state_pick(struct nfs4_state *st, const uint8_t *k
 	struct nfs4_client *clp, *best = NULL;
 	uint8_t k[16];
 
-	for (clp = st->clients; clp; clp = clp->next) {
+	list_for_each_entry(clp, &st->clients, list) {
 		if (clp == keep || clp->expired || clp->busy || clp->nopens || clp->nlocks)
 			continue;
 		if ((flags & GW_PICK_UNCONFIRMED) && clp->confirmed)
@@ -306,7 +306,7 @@ static void gw_state_count(struct nfs4_state *st, const uint8_t *key, struct gw_
 	bool mine;
 
 	memset(n, 0, sizeof(*n));
-	for (clp = st->clients; clp; clp = clp->next) {
+	list_for_each_entry(clp, &st->clients, list) {
 		if (clp->expired)
 			continue;
 		gw_client_key(clp, k);

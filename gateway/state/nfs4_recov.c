@@ -30,17 +30,18 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "htable.h"
 #include "log.h"
 #include "nfs4_recov.h"
 #include "nfs4_state.h"
 #include "xdr.h"
 
 #define REC_VERSION 1
-#define REC_BUCKETS 256
+#define REC_BUCKETS 256 /* to start with: the table doubles as it fills */
 #define REC_FILE_MAX 40
 
 struct rec_ent {
-	struct rec_ent *next;
+	struct hnode hnode; /* nfs4_recov.ents, by name_hash() */
 	uint8_t *name;
 	uint32_t len;
 	char file[REC_FILE_MAX];
@@ -65,7 +66,7 @@ struct nfs4_recov {
 	bool serving; /* the clock of grace runs from nfs4_recov_serving() on */
 	unsigned int nold, nold_done, nents;
 	unsigned long long reclaimed_opens, reclaimed_locks, grace_refused;
-	struct rec_ent *bucket[REC_BUCKETS];
+	struct htable ents; /* a rec_ent per client name recorded or to record */
 };
 
 /* ---------------------------------------------------------------- format */
@@ -154,30 +155,34 @@ int nfs4_rec_decode(const uint8_t *buf, size_t len, struct nfs4_rec *rec, const 
 
 /* ---------------------------------------------------------------- table (r->lock held) */
 
+/* FNV-1a 64 of the name: the table's hash, and the record file's name (a format on disk) */
 static uint64_t name_hash(const uint8_t *p, uint32_t n)
 {
-	return gw_fnv1a64(p, n);
+	return hash_fnv1a64(p, n);
 }
 
 static struct rec_ent *ent_find(struct nfs4_recov *r, const uint8_t *name, uint32_t len)
 {
-	struct rec_ent *e;
+	uint64_t h = name_hash(name, len);
+	struct hnode *n;
 
-	for (e = r->bucket[name_hash(name, len) % REC_BUCKETS]; e; e = e->next)
+	HTABLE_FOR_EACH_HASH(&r->ents, h, n) {
+		struct rec_ent *e = container_of(n, struct rec_ent, hnode);
+
 		if (e->len == len && !memcmp(e->name, name, len))
 			return e;
+	}
 	return NULL;
 }
 
 static bool file_taken(struct nfs4_recov *r, const char *file)
 {
-	struct rec_ent *e;
+	struct hnode *n, *tmp;
 	size_t i;
 
-	for (i = 0; i < REC_BUCKETS; i++)
-		for (e = r->bucket[i]; e; e = e->next)
-			if (!strcmp(e->file, file))
-				return true;
+	HTABLE_FOR_EACH_SAFE(&r->ents, i, n, tmp)
+		if (!strcmp(container_of(n, struct rec_ent, hnode)->file, file))
+			return true;
 	return false;
 }
 
@@ -205,19 +210,14 @@ static struct rec_ent *ent_new(struct nfs4_recov *r, const uint8_t *name, uint32
 			snprintf(e->file, sizeof(e->file), "client-%016llx-%u",
 				 (unsigned long long)h, i);
 	}
-	e->next = r->bucket[h % REC_BUCKETS];
-	r->bucket[h % REC_BUCKETS] = e;
+	nfs4_hash_add(&r->ents, &e->hnode, h);
 	r->nents++;
 	return e;
 }
 
 static void ent_free(struct nfs4_recov *r, struct rec_ent *e)
 {
-	struct rec_ent **pp = &r->bucket[name_hash(e->name, e->len) % REC_BUCKETS];
-
-	while (*pp != e)
-		pp = &(*pp)->next;
-	*pp = e->next;
+	htable_del(&r->ents, &e->hnode);
 	r->nents--;
 	free(e->name);
 	free(e);
@@ -466,26 +466,32 @@ void nfs4_recov_forget(struct nfs4_recov *r, const struct nfs4_client *clp)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* A record whose removal is due, or NULL (r->lock held) */
+static struct rec_ent *ent_due(struct nfs4_recov *r)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	HTABLE_FOR_EACH_SAFE(&r->ents, i, n, tmp) {
+		struct rec_ent *e = container_of(n, struct rec_ent, hnode);
+		bool stale = r->purge && e->old && e->clientid == 0;
+
+		if ((e->gone && e->clientid == e->gone_id) || stale)
+			return e;
+	}
+	return NULL;
+}
+
 /* Remove one record whose removal is due (r->io held, r->lock not); false: none left */
 static bool remove_one(struct nfs4_recov *r)
 {
 	char file[REC_FILE_MAX];
-	struct rec_ent *e = NULL;
-	bool found = false;
-	size_t i;
+	struct rec_ent *e;
 	int err;
 
 	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < REC_BUCKETS && !found; i++)
-		for (e = r->bucket[i]; e; e = e->next) {
-			bool stale = r->purge && e->old && e->clientid == 0;
-
-			if ((e->gone && e->clientid == e->gone_id) || stale) {
-				found = true;
-				break;
-			}
-		}
-	if (!found) {
+	e = ent_due(r);
+	if (!e) {
 		r->purge = false;
 		pthread_mutex_unlock(&r->lock);
 		return false;
@@ -674,6 +680,10 @@ int nfs4_recov_open(const char *dir, bool grace, unsigned int lease, uint32_t bo
 	*out = NULL;
 	if (!r)
 		return -ENOMEM;
+	if (htable_init(&r->ents, REC_BUCKETS)) {
+		free(r);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->io, NULL);
 	r->dfd = r->lockfd = -1;
@@ -712,13 +722,14 @@ int nfs4_recov_open(const char *dir, bool grace, unsigned int lease, uint32_t bo
 
 void nfs4_recov_close(struct nfs4_recov *r)
 {
+	struct hnode *n, *tmp;
 	size_t i;
 
 	if (!r)
 		return;
-	for (i = 0; i < REC_BUCKETS; i++)
-		while (r->bucket[i])
-			ent_free(r, r->bucket[i]);
+	HTABLE_FOR_EACH_SAFE(&r->ents, i, n, tmp)
+		ent_free(r, container_of(n, struct rec_ent, hnode));
+	htable_fini(&r->ents);
 	if (r->lockfd >= 0)
 		close(r->lockfd);
 	if (r->dfd >= 0)

@@ -110,11 +110,6 @@ time_t nfs4_now(void)
 
 /* ================================================================ clients */
 
-static struct nfs4_client **cbucket(struct nfs4_state *st, uint64_t clientid)
-{
-	return &st->cbucket[(uint32_t)clientid % NFS4_CLIENT_BUCKETS];
-}
-
 struct nfs4_client *nfs4_client_new(struct nfs4_state *st, const uint8_t *name, uint32_t len,
 				    uint32_t minor)
 {
@@ -134,20 +129,22 @@ struct nfs4_client *nfs4_client_new(struct nfs4_state *st, const uint8_t *name, 
 		st->next_client = 1;
 	clp->clientid = (uint64_t)st->boot << 32 | st->next_client;
 	clp->renewed = nfs4_now();
-	clp->next = st->clients;
-	st->clients = clp;
-	clp->hnext = *cbucket(st, clp->clientid);
-	*cbucket(st, clp->clientid) = clp;
+	list_init(&clp->owners);
+	list_add(&clp->list, &st->clients);
+	nfs4_hash_add(&st->client_ids, &clp->hnode, clp->clientid);
 	return clp;
 }
 
 struct nfs4_client *nfs4_client_by_id(struct nfs4_state *st, uint64_t clientid)
 {
-	struct nfs4_client *clp;
+	struct hnode *n;
 
-	for (clp = *cbucket(st, clientid); clp; clp = clp->hnext)
+	HTABLE_FOR_EACH_HASH(&st->client_ids, clientid, n) {
+		struct nfs4_client *clp = container_of(n, struct nfs4_client, hnode);
+
 		if (clp->clientid == clientid)
 			return clp;
+	}
 	return NULL;
 }
 
@@ -156,7 +153,7 @@ struct nfs4_client *nfs4_client_by_name(struct nfs4_state *st, const uint8_t *na
 {
 	struct nfs4_client *clp;
 
-	for (clp = st->clients; clp; clp = clp->next)
+	list_for_each_entry(clp, &st->clients, list)
 		if (!clp->expired && clp->confirmed == confirmed &&
 		    (clp->minor == 0) == (minor == 0) && clp->name_len == len &&
 		    !memcmp(clp->name, name, len))
@@ -166,18 +163,8 @@ struct nfs4_client *nfs4_client_by_name(struct nfs4_state *st, const uint8_t *na
 
 static void client_unhash(struct nfs4_state *st, struct nfs4_client *clp)
 {
-	struct nfs4_client **pp;
-
-	for (pp = &st->clients; *pp; pp = &(*pp)->next)
-		if (*pp == clp) {
-			*pp = clp->next;
-			break;
-		}
-	for (pp = cbucket(st, clp->clientid); *pp; pp = &(*pp)->hnext)
-		if (*pp == clp) {
-			*pp = clp->hnext;
-			break;
-		}
+	list_del(&clp->list);
+	htable_del(&st->client_ids, &clp->hnode);
 }
 
 void nfs4_client_expire(struct nfs4_state *st, struct nfs4_client *clp, bool free_it)
@@ -186,8 +173,8 @@ void nfs4_client_expire(struct nfs4_state *st, struct nfs4_client *clp, bool fre
 		nfs4_recov_forget(st->recov, clp);
 	while (clp->sessions)
 		nfs4_session_kill(st, clp->sessions);
-	while (clp->owners)
-		nfs4_owner_release(st, clp->owners);
+	while (!list_empty(&clp->owners))
+		nfs4_owner_release(st, list_first_entry(&clp->owners, struct nfs4_owner, list));
 	if (!free_it) {
 		clp->expired = true;
 		clp->renewed = nfs4_now();
@@ -204,7 +191,7 @@ bool nfs4_client_has_state(const struct nfs4_client *clp)
 
 	if (clp->sessions)
 		return true;
-	for (oo = clp->owners; oo; oo = oo->next)
+	list_for_each_entry(oo, &clp->owners, list)
 		if (oo->stids)
 			return true;
 	return false;
@@ -326,7 +313,7 @@ void nfs4_state_conn_closed(struct gw_srv *s, uint64_t conn_id)
 	if (!st)
 		return;
 	nfs4_state_lock(st);
-	for (clp = st->clients; clp; clp = clp->next)
+	list_for_each_entry(clp, &st->clients, list)
 		for (ses = clp->sessions; ses; ses = ses->next)
 			for (i = 0; i < ses->nconns; i++)
 				if (ses->conns[i] == conn_id) {
@@ -392,7 +379,7 @@ struct nfs4_owner *nfs4_owner_find(struct nfs4_client *clp, bool is_lock, const 
 {
 	struct nfs4_owner *oo;
 
-	for (oo = clp->owners; oo; oo = oo->next)
+	list_for_each_entry(oo, &clp->owners, list)
 		if (oo->is_lock == is_lock && oo->len == len && !memcmp(oo->data, data, len))
 			return oo;
 	return NULL;
@@ -416,8 +403,7 @@ struct nfs4_owner *nfs4_owner_new(struct nfs4_state *st, struct nfs4_client *clp
 	oo->clp = clp;
 	oo->fresh = true;
 	oo->confirmed = clp->minor >= 1;
-	oo->next = clp->owners;
-	clp->owners = oo;
+	list_add(&oo->list, &clp->owners);
 	if (is_lock) {
 		clp->nlock_owners++;
 		st->nlock_owners++;
@@ -455,18 +441,12 @@ void nfs4_owner_drop_closed(struct nfs4_state *st, struct nfs4_owner *oo)
 
 void nfs4_owner_release(struct nfs4_state *st, struct nfs4_owner *oo)
 {
-	struct nfs4_owner **pp;
-
 	if (oo->unhashed)
 		return;
 	oo->unhashed = true; /* before the stateids go: nothing releases it twice */
 	while (oo->stids)
 		nfs4_stid_free(st, oo->stids);
-	for (pp = &oo->clp->owners; *pp; pp = &(*pp)->next)
-		if (*pp == oo) {
-			*pp = oo->next;
-			break;
-		}
+	list_del(&oo->list);
 	if (oo->is_lock) {
 		oo->clp->nlock_owners--;
 		st->nlock_owners--;
@@ -532,10 +512,20 @@ int nfs4_state_init(struct gw_srv *s)
 {
 	struct nfs4_state *st = calloc(1, sizeof(*st));
 	struct gw_snap *sn;
+	int err;
 
 	if (!st) {
 		log_err("nfs4_state_init: calloc: %s", strerror(ENOMEM));
 		return -ENOMEM;
+	}
+	list_init(&st->clients);
+	/* calloc'd: htable_fini() of a table not made yet frees nothing */
+	if (htable_init(&st->client_ids, NFS4_CLIENT_BUCKETS) ||
+	    htable_init(&st->stids, NFS4_STID_BUCKETS) ||
+	    htable_init(&st->files, NFS4_FILE_BUCKETS)) {
+		log_err("nfs4_state_init: htable_init: %s", strerror(ENOMEM));
+		err = -ENOMEM;
+		goto out_fini_tables;
 	}
 	pthread_mutex_init(&st->lock, NULL);
 	st->boot = boot_stamp();
@@ -543,19 +533,25 @@ int nfs4_state_init(struct gw_srv *s)
 	st->lease = sn ? sn->cfg->lease_time : GW_LEASE_DEFAULT;
 	st->idle_timeout = st->lease;
 	if (sn && sn->cfg->state_dir) {
-		int err = nfs4_recov_open(sn->cfg->state_dir, sn->cfg->grace, st->lease, st->boot,
-					  &st->recov);
-
+		err = nfs4_recov_open(sn->cfg->state_dir, sn->cfg->grace, st->lease, st->boot,
+				      &st->recov);
 		if (err) {
 			gw_snap_put(sn);
-			pthread_mutex_destroy(&st->lock);
-			free(st);
-			return err;
+			goto out_destroy_lock;
 		}
 	}
 	gw_snap_put(sn);
 	s->state = st;
 	return 0;
+
+out_destroy_lock:
+	pthread_mutex_destroy(&st->lock);
+out_fini_tables:
+	htable_fini(&st->files);
+	htable_fini(&st->stids);
+	htable_fini(&st->client_ids);
+	free(st);
+	return err;
 }
 
 void nfs4_state_fini(struct gw_srv *s)
@@ -565,14 +561,19 @@ void nfs4_state_fini(struct gw_srv *s)
 	if (!st)
 		return;
 	nfs4_state_lock(st);
-	while (st->clients) {
-		st->clients->busy = 0;
-		nfs4_client_expire(st, st->clients, true);
+	while (!list_empty(&st->clients)) {
+		struct nfs4_client *clp = list_first_entry(&st->clients, struct nfs4_client, list);
+
+		clp->busy = 0;
+		nfs4_client_expire(st, clp, true);
 	}
 	nfs4_state_unlock(st);
 	/* the records stay on disk: the clients reclaim from them after a restart */
 	nfs4_recov_close(st->recov);
 	pthread_mutex_destroy(&st->lock);
+	htable_fini(&st->files);
+	htable_fini(&st->stids);
+	htable_fini(&st->client_ids);
 	free(st->fd_users);
 	free(st->fd_pending);
 	free(st);
@@ -585,8 +586,7 @@ static void reap_owners(struct nfs4_state *st, struct nfs4_client *clp, time_t n
 {
 	struct nfs4_owner *oo, *next;
 
-	for (oo = clp->owners; oo; oo = next) {
-		next = oo->next;
+	list_for_each_entry_safe(oo, next, &clp->owners, list) {
 		if (!oo->is_lock && !oo->refs &&
 		    (!oo->stids || (oo->stids == oo->last_closed && !oo->stids->o_next)) &&
 		    now - oo->used > (time_t)lease)
@@ -601,7 +601,8 @@ static void reap_owners(struct nfs4_state *st, struct nfs4_client *clp, time_t n
 static bool client_idle(const struct nfs4_client *clp)
 {
 	return !clp->confirmed ||
-	       (clp->minor >= 1 && !clp->nsessions && !clp->nopens && !clp->nlocks && !clp->owners);
+	       (clp->minor >= 1 && !clp->nsessions && !clp->nopens && !clp->nlocks &&
+		list_empty(&clp->owners));
 }
 
 void nfs4_state_reap(struct gw_srv *s)
@@ -627,8 +628,7 @@ void nfs4_state_reap(struct gw_srv *s)
 	nfs4_state_lock(st);
 	st->lease = lease;
 	st->idle_timeout = idle;
-	for (clp = st->clients; clp; clp = next) {
-		next = clp->next;
+	list_for_each_entry_safe(clp, next, &st->clients, list) {
 		if (clp->busy)
 			continue;
 		if (clp->expired) {
@@ -670,13 +670,14 @@ void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *out)
 	struct nfs4_client *clp;
 	struct nfs4_file *f;
 	struct nfs4_stid *o;
+	struct hnode *n, *tmp;
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
 	if (!st)
 		return;
 	nfs4_state_lock(st);
-	for (clp = st->clients; clp; clp = clp->next) {
+	list_for_each_entry(clp, &st->clients, list) {
 		if (clp->expired) {
 			out->expired++;
 			continue;
@@ -688,12 +689,12 @@ void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *out)
 		out->clients++;
 		out->sessions += clp->nsessions;
 	}
-	for (i = 0; i < NFS4_FILE_BUCKETS; i++)
-		for (f = st->fbucket[i]; f; f = f->hnext) {
-			for (o = f->opens; o; o = o->f_next)
-				out->opens++;
-			out->locks += (unsigned int)f->locks.n;
-		}
+	HTABLE_FOR_EACH_SAFE(&st->files, i, n, tmp) {
+		f = container_of(n, struct nfs4_file, hnode);
+		for (o = f->opens; o; o = o->f_next)
+			out->opens++;
+		out->locks += (unsigned int)f->locks.n;
+	}
 	out->reply_cache = st->reply_cache;
 	nfs4_state_unlock(st);
 }

@@ -74,7 +74,9 @@
  * its locks are dropped with the stateid (nfs4_stid_free) and it is
  * closed after the state lock is dropped, as other fds are.
  *
- * Locking. One mutex (struct nfs4_state.lock) guards everything here.
+ * Locking. One mutex (struct nfs4_state.lock) guards everything here:
+ * the hash tables of clients (by clientid), stateids (by "other") and
+ * files (by export id and fileid), and every list hanging off them.
  * Lock order: the state lock (no lock of gw.h is held around a COMPOUND:
  * the engine holds a configuration snapshot, gw_snap_get()), then
  * (inside fcntl F_OFD_SETLK and F_OFD_GETLK, which never wait) the
@@ -92,6 +94,8 @@
 #include <time.h>
 
 #include "gw.h"
+#include "htable.h"
+#include "list.h"
 #include "nfs4_caller.h"
 #include "xdr.h"
 
@@ -241,6 +245,7 @@ void nfs4_lset_free(struct nfs4_lset *s);
 
 /* ================================================================ the state model */
 
+/* Buckets the hash tables start with; each doubles once it holds more entries than buckets */
 #define NFS4_CLIENT_BUCKETS 256
 #define NFS4_STID_BUCKETS 4096
 #define NFS4_FILE_BUCKETS 4096
@@ -285,8 +290,8 @@ struct nfs4_session {
 };
 
 struct nfs4_client {
-	struct nfs4_client *next;  /* all clients */
-	struct nfs4_client *hnext; /* by clientid */
+	struct list_head list; /* st->clients, newest first */
+	struct hnode hnode;    /* st->client_ids, by clientid */
 	uint64_t clientid;
 	uint8_t *name; /* nfs_client_id4.id / co_ownerid */
 	uint32_t name_len;
@@ -309,7 +314,7 @@ struct nfs4_client {
 	bool reclaim_done; /* 4.1: RECLAIM_COMPLETE (rca_one_fs false) received */
 	struct nfs4_session *sessions;
 	unsigned int nsessions;
-	struct nfs4_owner *owners;
+	struct list_head owners; /* its open and lock owners (nfs4_owner.list) */
 	/* state held, against the limits of gw_state_limits.c */
 	unsigned int nopens, nlock_owners, nlocks;
 };
@@ -336,7 +341,7 @@ struct nfs4_replay {
 };
 
 struct nfs4_owner {
-	struct nfs4_owner *next; /* client's list */
+	struct list_head list; /* client's owners; unhashed: an empty list of its own */
 	struct nfs4_client *clp;
 	bool is_lock;
 	bool confirmed;	   /* 4.0 open owners: OPEN_CONFIRM done */
@@ -353,7 +358,7 @@ struct nfs4_owner {
 };
 
 struct nfs4_file {
-	struct nfs4_file *hnext;
+	struct hnode hnode; /* st->files, by (xid, fileid) */
 	uint32_t xid;
 	uint64_t fileid;
 	struct gw_obj *obj;	  /* referenced and pinned: PUTFH finds it even once unlinked */
@@ -365,7 +370,7 @@ struct nfs4_file {
 enum nfs4_stid_type { NFS4_STID_OPEN = 1, NFS4_STID_LOCK = 2, NFS4_STID_CLOSED = 3 };
 
 struct nfs4_stid {
-	struct nfs4_stid *hnext;  /* by other */
+	struct hnode hnode;	  /* st->stids, by the stateid number in other */
 	struct nfs4_stid *o_next; /* owner's list */
 	struct nfs4_stid *f_next; /* file's list */
 	uint8_t type;
@@ -392,10 +397,10 @@ struct nfs4_state {
 	uint32_t next_client, next_stid, next_session;
 	unsigned int lease; /* seconds, as last seen in the configuration */
 	unsigned int idle_timeout; /* unconfirmed_timeout as last seen, at most the lease */
-	struct nfs4_client *clients;
-	struct nfs4_client *cbucket[NFS4_CLIENT_BUCKETS];
-	struct nfs4_stid *sbucket[NFS4_STID_BUCKETS];
-	struct nfs4_file *fbucket[NFS4_FILE_BUCKETS];
+	struct list_head clients;    /* every client record (nfs4_client.list), newest first */
+	struct htable client_ids;    /* the same, by clientid (nfs4_client.hnode) */
+	struct htable stids;	     /* open, lock and closed stateids (nfs4_stid.hnode) */
+	struct htable files;	     /* files holding state (nfs4_file.hnode) */
 	int *closing; /* fds to close once the lock is dropped */
 	size_t nclosing, capclosing;
 	/*
@@ -413,6 +418,17 @@ struct nfs4_state {
 	/* bytes of reply cache the live sessions may use (nslots x slot_bytes each) */
 	uint64_t reply_cache;
 };
+
+/*
+ * Put @n in @t under @hash, doubling the buckets once @t holds more
+ * entries than buckets (out of memory, the chains only grow longer).
+ */
+static inline void nfs4_hash_add(struct htable *t, struct hnode *n, uint64_t hash)
+{
+	if (t->count > t->mask)
+		htable_grow(t);
+	htable_add(t, n, hash);
+}
 
 /* Take / drop the state lock; dropping it closes the fds queued meanwhile. */
 void nfs4_state_lock(struct nfs4_state *st);

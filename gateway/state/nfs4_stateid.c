@@ -58,11 +58,11 @@ bool nfs4_sid_is_special(const struct nfs4_stateid *sid)
 
 /* ================================================================ files */
 
-static uint32_t file_hash(uint32_t xid, uint64_t fileid)
+static uint64_t file_hash(uint32_t xid, uint64_t fileid)
 {
 	uint64_t h = fileid * 0x9e3779b97f4a7c15ULL ^ xid;
 
-	return (uint32_t)(h >> 32 ^ h) % NFS4_FILE_BUCKETS;
+	return h >> 32 ^ h;
 }
 
 bool nfs4_file_is(const struct nfs4_file *f, const struct gw_obj *o)
@@ -72,14 +72,18 @@ bool nfs4_file_is(const struct nfs4_file *f, const struct gw_obj *o)
 
 struct nfs4_file *nfs4_file_find(struct nfs4_state *st, const struct gw_obj *o, bool create)
 {
-	struct nfs4_file **head, *f;
+	struct nfs4_file *f;
+	struct hnode *n;
+	uint64_t h;
 
 	if (!o->xp)
 		return NULL;
-	head = &st->fbucket[file_hash(o->xp->id, o->fileid)];
-	for (f = *head; f; f = f->hnext)
+	h = file_hash(o->xp->id, o->fileid);
+	HTABLE_FOR_EACH_HASH(&st->files, h, n) {
+		f = container_of(n, struct nfs4_file, hnode);
 		if (nfs4_file_is(f, o))
 			return f;
+	}
 	if (!create)
 		return NULL;
 	f = calloc(1, sizeof(*f));
@@ -89,22 +93,15 @@ struct nfs4_file *nfs4_file_find(struct nfs4_state *st, const struct gw_obj *o, 
 	f->fileid = o->fileid;
 	f->obj = gw_obj_get((struct gw_obj *)o);
 	atomic_fetch_add(&f->obj->pins, 1);
-	f->hnext = *head;
-	*head = f;
+	nfs4_hash_add(&st->files, &f->hnode, h);
 	return f;
 }
 
 void nfs4_file_maybe_free(struct nfs4_state *st, struct nfs4_file *f)
 {
-	struct nfs4_file **pp;
-
 	if (!f || f->opens || f->lstids || f->locks.n)
 		return;
-	for (pp = &st->fbucket[file_hash(f->xid, f->fileid)]; *pp; pp = &(*pp)->hnext)
-		if (*pp == f) {
-			*pp = f->hnext;
-			break;
-		}
+	htable_del(&st->files, &f->hnode);
 	nfs4_lset_free(&f->locks);
 	atomic_fetch_sub(&f->obj->pins, 1);
 	gw_obj_put(f->obj);
@@ -134,9 +131,10 @@ bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *excep
 
 /* ================================================================ stateids */
 
-static struct nfs4_stid **sbucket(struct nfs4_state *st, const uint8_t *other)
+/* A stateid is hashed by its number, the last 4 bytes of "other" */
+static uint64_t stid_hash(const uint8_t *other)
 {
-	return &st->sbucket[xdr_get_u32(other + 8) % NFS4_STID_BUCKETS];
+	return xdr_get_u32(other + 8);
 }
 
 struct nfs4_stid *nfs4_stid_new(struct nfs4_state *st, struct nfs4_client *clp,
@@ -158,8 +156,7 @@ struct nfs4_stid *nfs4_stid_new(struct nfs4_state *st, struct nfs4_client *clp,
 	xdr_put_u32(s->sid.other, st->boot);
 	xdr_put_u32(s->sid.other + 4, (uint32_t)clp->clientid);
 	xdr_put_u32(s->sid.other + 8, st->next_stid);
-	s->hnext = *sbucket(st, s->sid.other);
-	*sbucket(st, s->sid.other) = s;
+	nfs4_hash_add(&st->stids, &s->hnode, stid_hash(s->sid.other));
 	s->o_next = oo->stids;
 	oo->stids = s;
 	if (type == NFS4_STID_OPEN) {
@@ -176,11 +173,15 @@ struct nfs4_stid *nfs4_stid_new(struct nfs4_state *st, struct nfs4_client *clp,
 
 struct nfs4_stid *nfs4_stid_hash_find(struct nfs4_state *st, const uint8_t *other)
 {
-	struct nfs4_stid *s;
+	uint64_t h = stid_hash(other);
+	struct hnode *n;
 
-	for (s = *sbucket(st, other); s; s = s->hnext)
+	HTABLE_FOR_EACH_HASH(&st->stids, h, n) {
+		struct nfs4_stid *s = container_of(n, struct nfs4_stid, hnode);
+
 		if (!memcmp(s->sid.other, other, NFS4_OTHER_SIZE))
 			return s;
+	}
 	return NULL;
 }
 
@@ -221,7 +222,6 @@ static void open_detach(struct nfs4_state *st, struct nfs4_stid *s)
 void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s)
 {
 	struct nfs4_owner *oo = s->owner;
-	struct nfs4_stid **pp;
 
 	if (s->type == NFS4_STID_OPEN) {
 		open_detach(st, s);
@@ -239,11 +239,7 @@ void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s)
 		nfs4_state_defer_close(st, s->lfd);
 		s->lfd = -1;
 	}
-	for (pp = sbucket(st, s->sid.other); *pp; pp = &(*pp)->hnext)
-		if (*pp == s) {
-			*pp = s->hnext;
-			break;
-		}
+	htable_del(&st->stids, &s->hnode);
 	unlink_stid(&oo->stids, s, false);
 	if (oo->last_closed == s)
 		oo->last_closed = NULL;
