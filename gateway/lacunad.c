@@ -100,7 +100,7 @@ static void keep_start_settings(struct gw_config *cfg, const struct gw_config *o
 	}
 }
 
-static void reload(void)
+static void reload(struct gw_srv *s)
 {
 	struct gw_config *cfg, *old;
 	int err;
@@ -118,28 +118,28 @@ static void reload(void)
 			gw_config_free(cfg);
 		return;
 	}
-	pthread_rwlock_wrlock(&gw.cfg_lock);
-	old = gw.cfg;
+	pthread_rwlock_wrlock(&s->cfg_lock);
+	old = s->cfg;
 	keep_start_settings(cfg, old);
 	gw_obj_flush_pseudo();
-	err = gw_exports_load(&gw, cfg);
+	err = gw_exports_load(s, cfg);
 	if (err) {
-		gw_exports_load(&gw, old);
-		pthread_rwlock_unlock(&gw.cfg_lock);
+		gw_exports_load(s, old);
+		pthread_rwlock_unlock(&s->cfg_lock);
 		gw_config_free(cfg);
 		log_err("reload: exports could not be opened, keeping the configuration in use");
 		return;
 	}
 	gw_fd_budget_apply(&cfg->limits, false);
-	pthread_rwlock_unlock(&gw.cfg_lock);
-	gw_drc_configure(cfg->drc_entries);
+	pthread_rwlock_unlock(&s->cfg_lock);
+	gw_drc_configure(s->drc, cfg->drc_entries);
 	gw_config_free(old);
 	log_init("lacunad", !cli.foreground, cfg->log_level);
 	log_info("reloaded %s: %zu export(s), lease %u s", cfg->source, cfg->nexports,
 		 cfg->lease_time);
 }
 
-static void write_stats(const char *path)
+static void write_stats(struct gw_srv *s, const char *path)
 {
 	struct nfs4_recov_stats rs;
 	struct nfs4_state_stats ss;
@@ -151,21 +151,21 @@ static void write_stats(const char *path)
 	f = fopen(tmp, "we");
 	if (!f)
 		return;
-	nfs4_state_get_stats(&gw, &ss);
-	nfs4_recov_get_stats(gw.state->recov, &rs);
+	nfs4_state_get_stats(s, &ss);
+	nfs4_recov_get_stats(s->state->recov, &rs);
 	fprintf(f, "compounds %llu\nrpc_null %llu\nrpc_rejected %llu\nrpc_garbage %llu\n",
-		gw.stats.compounds, gw.stats.rpc_null, gw.stats.rpc_rejected, gw.stats.rpc_garbage);
+		s->stats.compounds, s->stats.rpc_null, s->stats.rpc_rejected, s->stats.rpc_garbage);
 	fprintf(f, "conns_accepted %llu\nconns_open %llu\nconns_dropped %llu\n",
-		gw.stats.conns_accepted, gw.stats.conns_open, gw.stats.conns_dropped);
+		s->stats.conns_accepted, s->stats.conns_open, s->stats.conns_dropped);
 	fprintf(f,
 		"conns_refused %llu\nconns_evicted %llu\nconns_idle_closed %llu\n"
 		"conns_record_timeout %llu\nconns_send_timeout %llu\nconn_stalls %llu\n"
 		"client_stalls %llu\n",
-		gw.stats.conns_refused, gw.stats.conns_evicted, gw.stats.conns_idle_closed,
-		gw.stats.conns_record_timeout, gw.stats.conns_send_timeout, gw.stats.conn_stalls,
-		gw.stats.client_stalls);
+		s->stats.conns_refused, s->stats.conns_evicted, s->stats.conns_idle_closed,
+		s->stats.conns_record_timeout, s->stats.conns_send_timeout, s->stats.conn_stalls,
+		s->stats.client_stalls);
 	fprintf(f, "bytes_in %llu\nbytes_out %llu\nread_bytes %llu\nwrite_bytes %llu\n",
-		gw.stats.bytes_in, gw.stats.bytes_out, gw.stats.read_bytes, gw.stats.write_bytes);
+		s->stats.bytes_in, s->stats.bytes_out, s->stats.read_bytes, s->stats.write_bytes);
 	fprintf(f,
 		"clients %u\nclients_unconfirmed %u\nclients_expired %u\nsessions %u\nopens %u\n"
 		"locks %u\n",
@@ -176,40 +176,40 @@ static void write_stats(const char *path)
 		"%u\n",
 		rs.in_grace, rs.to_reclaim, rs.reclaimed, rs.reclaimed_opens, rs.reclaimed_locks,
 		rs.grace_refused, rs.records);
-	fprintf(f, "exports_not_atomic %llu\nstate_refused %llu\n", gw.stats.exports_not_atomic,
-		gw.stats.state_refused);
+	fprintf(f, "exports_not_atomic %llu\nstate_refused %llu\n", s->stats.exports_not_atomic,
+		s->stats.state_refused);
 	fprintf(f, "state_clients_reclaimed %llu\nstate_clients_idle_expired %llu\n",
-		gw.stats.state_clients_reclaimed, gw.stats.state_clients_idle_expired);
+		s->stats.state_clients_reclaimed, s->stats.state_clients_idle_expired);
 	fprintf(f, "state_opens_refused %llu\nstate_locks_refused %llu\n"
 		"state_unconfirmed_evicted %llu\nreply_cache_short %llu\nreply_cache_bytes %llu\n",
-		gw.stats.state_opens_refused, gw.stats.state_locks_refused,
-		gw.stats.state_unconfirmed_evicted, gw.stats.reply_cache_short,
+		s->stats.state_opens_refused, s->stats.state_locks_refused,
+		s->stats.state_unconfirmed_evicted, s->stats.reply_cache_short,
 		(unsigned long long)ss.reply_cache);
-	fprintf(f, "fd_exhausted %llu\ncached_files %zu\n", gw.stats.fd_exhausted, gw_obj_cached());
-	fprintf(f, "drc_hits %llu\n", gw.stats.drc_hits);
-	fprintf(f, "insecure_port_refused %llu\n", gw.stats.insecure_port_refused);
-	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", gw.stats.rp_data_bytes,
-		gw.stats.rp_hole_bytes);
+	fprintf(f, "fd_exhausted %llu\ncached_files %zu\n", gw_fd_exhausted_count(), gw_obj_cached());
+	fprintf(f, "drc_hits %llu\n", s->stats.drc_hits);
+	fprintf(f, "insecure_port_refused %llu\n", s->stats.insecure_port_refused);
+	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", s->stats.rp_data_bytes,
+		s->stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",
-		gw.stats.rp_atomic, gw.stats.rp_fallback, gw.stats.rp_unstable);
-	fprintf(f, "write_atomic %llu\nwrite_not_atomic %llu\n", gw.stats.write_atomic,
-		gw.stats.write_fallback);
+		s->stats.rp_atomic, s->stats.rp_fallback, s->stats.rp_unstable);
+	fprintf(f, "write_atomic %llu\nwrite_not_atomic %llu\n", s->stats.write_atomic,
+		s->stats.write_fallback);
 	fprintf(f, "copy_data_bytes %llu\ncopy_hole_bytes %llu\ncopy_short %llu\n",
-		gw.stats.copy_data_bytes, gw.stats.copy_hole_bytes, gw.stats.copy_short);
-	fprintf(f, "clone_ops %llu\nclone_bytes %llu\nclone_refused %llu\n", gw.stats.clone_ops,
-		gw.stats.clone_bytes, gw.stats.clone_refused);
+		s->stats.copy_data_bytes, s->stats.copy_hole_bytes, s->stats.copy_short);
+	fprintf(f, "clone_ops %llu\nclone_bytes %llu\nclone_refused %llu\n", s->stats.clone_ops,
+		s->stats.clone_bytes, s->stats.clone_refused);
 	fprintf(f,
 		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
 		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"
 		"rdma_reply_chunk_replies %llu\nrdma_errors %llu\nrdma_conns_refused %llu\n",
-		gw.stats.rdma_conns, gw.stats.rdma_read_bytes, gw.stats.rdma_write_bytes,
-		gw.stats.rdma_reply_bytes, gw.stats.rdma_inline_replies,
-		gw.stats.rdma_reply_chunk_replies, gw.stats.rdma_errors,
-		gw.stats.rdma_conns_refused);
+		s->stats.rdma_conns, s->stats.rdma_read_bytes, s->stats.rdma_write_bytes,
+		s->stats.rdma_reply_bytes, s->stats.rdma_inline_replies,
+		s->stats.rdma_reply_chunk_replies, s->stats.rdma_errors,
+		s->stats.rdma_conns_refused);
 	for (i = 0; i <= NFS4_OP_LAST; i++)
-		if (gw.stats.ops[i])
+		if (s->stats.ops[i])
 			fprintf(f, "op %s %llu errors %llu\n", nfs4_ops[i].name + 3,
-				gw.stats.ops[i], gw.stats.op_errors[i]);
+				s->stats.ops[i], s->stats.op_errors[i]);
 	if (fclose(f) == 0)
 		rename(tmp, path);
 }
@@ -217,14 +217,14 @@ static void write_stats(const char *path)
 static void *signal_thread(void *arg)
 {
 	struct timespec tick = { .tv_sec = 1 };
+	struct gw_srv *s = arg;
 
-	(void)arg;
 	for (;;) {
 		int sig = sigtimedwait(&sigs, NULL, &tick);
 
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_info("%s: draining and stopping", strsignal(sig));
-			atomic_store(&gw.stopping, true);
+			atomic_store(&s->stopping, true);
 			gw_tcp_wake();
 #ifdef HAVE_RDMA
 			gw_rdma_wake();
@@ -232,12 +232,12 @@ static void *signal_thread(void *arg)
 			return NULL;
 		}
 		if (sig == SIGHUP)
-			reload();
-		nfs4_recov_tick(gw.state->recov);
-		pthread_rwlock_rdlock(&gw.cfg_lock);
-		if (gw.cfg->stats_file)
-			write_stats(gw.cfg->stats_file);
-		pthread_rwlock_unlock(&gw.cfg_lock);
+			reload(s);
+		nfs4_recov_tick(s->state->recov);
+		pthread_rwlock_rdlock(&s->cfg_lock);
+		if (s->cfg->stats_file)
+			write_stats(s, s->cfg->stats_file);
+		pthread_rwlock_unlock(&s->cfg_lock);
 	}
 }
 
@@ -249,12 +249,12 @@ static void *signal_thread(void *arg)
 static void *watch_thread(void *arg)
 {
 	struct timespec tick = { .tv_sec = 1 };
+	struct gw_srv *s = arg;
 
-	(void)arg;
-	while (!atomic_load(&gw.stopping)) {
+	while (!atomic_load(&s->stopping)) {
 		nanosleep(&tick, NULL);
-		gw_exports_watch(&gw);
-		gw_xports_atomic_check(&gw);
+		gw_exports_watch(s);
+		gw_xports_atomic_check(s);
 	}
 	return NULL;
 }
@@ -269,7 +269,7 @@ static void raise_nofile(void)
 	}
 }
 
-static int make_pools(const struct gw_config *cfg)
+static int make_pools(struct gw_srv *s, const struct gw_config *cfg)
 {
 	size_t big = GW_CHUNK_SIZE;
 	int err;
@@ -277,16 +277,16 @@ static int make_pools(const struct gw_config *cfg)
 	/* a whole record must fit one chunk */
 	if (cfg->max_record + 4096 > big)
 		big = (cfg->max_record + 4096 + 65535) & ~(size_t)65535;
-	err = chunk_pool_create(&gw.pool, big, GW_CHUNKS, CHUNK_POOL_MEMFD);
+	err = chunk_pool_create(&s->pool, big, GW_CHUNKS, CHUNK_POOL_MEMFD);
 	if (err) {
 		log_err("chunk_pool_create(%zu x %d): %s", big, GW_CHUNKS, strerror(-err));
 		return err;
 	}
-	err = chunk_pool_create(&gw.small, GW_SMALL_CHUNK_SIZE, GW_SMALL_CHUNKS, 0);
+	err = chunk_pool_create(&s->small, GW_SMALL_CHUNK_SIZE, GW_SMALL_CHUNKS, 0);
 	if (err) {
 		log_err("chunk_pool_create(%d x %d): %s", GW_SMALL_CHUNK_SIZE, GW_SMALL_CHUNKS,
 			strerror(-err));
-		chunk_pool_destroy(gw.pool);
+		chunk_pool_destroy(s->pool);
 		return err;
 	}
 	return 0;
@@ -295,8 +295,7 @@ static int make_pools(const struct gw_config *cfg)
 #ifdef HAVE_RDMA
 static void *rdma_thread(void *arg)
 {
-	(void)arg;
-	if (gw_rdma_ops.run(&gw)) {
+	if (gw_rdma_ops.run(arg)) {
 		/* RDMA is gone; TCP serves on */
 	}
 	return NULL;
@@ -305,6 +304,7 @@ static void *rdma_thread(void *arg)
 
 int main(int argc, char *argv[])
 {
+	struct gw_srv *s = NULL;
 	struct gw_config *cfg;
 	pthread_t sigthr, watchthr;
 #ifdef HAVE_RDMA
@@ -337,36 +337,43 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	log_init("lacunad", !foreground, cfg->log_level);
+	s = calloc(1, sizeof(*s));
+	if (!s || gw_drc_create(&s->drc)) {
+		log_err("lacunad: out of memory");
+		err = -ENOMEM;
+		goto out_cfg;
+	}
+	pthread_rwlock_init(&s->cfg_lock, NULL);
 
 	umask(0); /* modes come from the clients, as sent */
 	raise_nofile();
 	gw_fd_budget_apply(&cfg->limits, true);
 	gw_state_limits_log(&cfg->limits);
-	gw.plain_write = getenv("LACUNA_TEST_PLAIN_WRITE") &&
+	s->plain_write = getenv("LACUNA_TEST_PLAIN_WRITE") &&
 			 !strcmp(getenv("LACUNA_TEST_PLAIN_WRITE"), "1");
-	if (gw.plain_write)
+	if (s->plain_write)
 		log_warn("ATOMIC WRITE DISABLED FOR TESTING (LACUNA_TEST_PLAIN_WRITE): "
 			 "WRITEs use pwrite and can tear READ_PLUS");
-	gw.boot_ns = now_ns();
-	if (getrandom(gw.write_verf, sizeof(gw.write_verf), 0) != sizeof(gw.write_verf))
-		memcpy(gw.write_verf, &gw.boot_ns, sizeof(gw.write_verf));
+	s->boot_ns = now_ns();
+	if (getrandom(s->write_verf, sizeof(s->write_verf), 0) != sizeof(s->write_verf))
+		memcpy(s->write_verf, &s->boot_ns, sizeof(s->write_verf));
 
-	err = gw_fh_key_load(cfg->state_dir, gw.fh_key);
+	err = gw_fh_key_load(cfg->state_dir, s->fh_key);
 	if (err) {
 		log_err("lacunad: no file handle key (state_dir %s): not starting",
 			cfg->state_dir ? cfg->state_dir : "none");
 		goto out_cfg;
 	}
-	err = make_pools(cfg);
+	err = make_pools(s, cfg);
 	if (err)
 		goto out_cfg;
-	pthread_rwlock_wrlock(&gw.cfg_lock);
-	err = gw_exports_load(&gw, cfg);
-	pthread_rwlock_unlock(&gw.cfg_lock);
+	pthread_rwlock_wrlock(&s->cfg_lock);
+	err = gw_exports_load(s, cfg);
+	pthread_rwlock_unlock(&s->cfg_lock);
 	if (err)
 		goto out_pools;
-	gw_drc_configure(cfg->drc_entries);
-	err = nfs4_state_init(&gw);
+	gw_drc_configure(s->drc, cfg->drc_entries);
+	err = nfs4_state_init(s);
 	if (err) {
 		log_err("nfs4_state_init: %s", strerror(-err));
 		goto out_pools;
@@ -379,7 +386,7 @@ int main(int argc, char *argv[])
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	err = gw_tcp_ops.start(&gw);
+	err = gw_tcp_ops.start(s);
 	if (err)
 		goto out_state;
 	if (!foreground && daemon(0, 0) < 0) {
@@ -387,29 +394,29 @@ int main(int argc, char *argv[])
 		log_err("daemon: %s", strerror(errno));
 		goto out_state;
 	}
-	err = pthread_create(&sigthr, NULL, signal_thread, NULL);
+	err = pthread_create(&sigthr, NULL, signal_thread, s);
 	if (err) {
 		log_err("pthread_create: %s", strerror(err));
 		err = -err;
 		goto out_state;
 	}
 	pthread_detach(sigthr);
-	err = pthread_create(&watchthr, NULL, watch_thread, NULL);
+	err = pthread_create(&watchthr, NULL, watch_thread, s);
 	if (err) {
 		log_err("pthread_create: %s", strerror(err));
 		err = -err;
 		goto out_state;
 	}
 	pthread_detach(watchthr);
-	err = gw_metrics_start(cfg);
+	err = gw_metrics_start(s, cfg);
 	if (err)
 		goto out_state;
 #ifdef HAVE_RDMA
-	err = gw_rdma_ops.start(&gw);
+	err = gw_rdma_ops.start(s);
 	if (err)
 		goto out_state;
 	if (gw_rdma_enabled()) {
-		err = pthread_create(&rdmathr, NULL, rdma_thread, NULL);
+		err = pthread_create(&rdmathr, NULL, rdma_thread, s);
 		if (err) {
 			log_err("pthread_create: %s", strerror(err));
 			err = -err;
@@ -421,27 +428,31 @@ int main(int argc, char *argv[])
 	if (cfg->rdma)
 		log_info("rdma: built without RPC-over-RDMA: serving TCP only");
 #endif
-	nfs4_state_serving(&gw);
+	nfs4_state_serving(s);
 	/* the worker pool says how many threads it started */
 	log_info("lacunad %s serving NFSv4.0-4.2 (lease %us)", PACKAGE_VERSION, cfg->lease_time);
-	err = gw_tcp_ops.run(&gw);
+	err = gw_tcp_ops.run(s);
 #ifdef HAVE_RDMA
 	if (rdma) {
-		atomic_store(&gw.stopping, true);
+		atomic_store(&s->stopping, true);
 		gw_rdma_wake();
 		pthread_join(rdmathr, NULL);
 	}
 #endif
 	log_info("stopped");
 out_state:
-	gw_metrics_stop();
-	nfs4_state_fini(&gw);
+	gw_metrics_stop(s);
+	nfs4_state_fini(s);
 	gw_obj_fini();
-	gw_drc_fini();
 out_pools:
-	chunk_pool_destroy(gw.small);
-	chunk_pool_destroy(gw.pool);
+	chunk_pool_destroy(s->small);
+	chunk_pool_destroy(s->pool);
 out_cfg:
-	gw_config_free(gw.cfg ? gw.cfg : cfg);
+	gw_config_free(s && s->cfg ? s->cfg : cfg);
+	if (s) {
+		gw_drc_destroy(s->drc);
+		pthread_rwlock_destroy(&s->cfg_lock);
+		free(s);
+	}
 	return err ? 1 : 0;
 }
