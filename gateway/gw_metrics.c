@@ -85,17 +85,20 @@ static void render_ops(FILE *f, const struct gw_stats *st)
 	mx_hist_write(f, "lacunad_rpc_duration_seconds", "", &st->rpc_lat);
 }
 
-static void render_io(FILE *f, const struct gw_stats *st)
+static void render_io(FILE *f, const struct gw_srv *s, const struct gw_stats *st)
 {
+	const struct gw_xprt *const *o;
+	unsigned long long in, out;
+
 	mx_header(f, "lacunad_transport_bytes_total", "counter",
 		  "Bytes received and sent, by transport");
-	fprintf(f,
-		"lacunad_transport_bytes_total{transport=\"tcp\",direction=\"in\"} %llu\n"
-		"lacunad_transport_bytes_total{transport=\"tcp\",direction=\"out\"} %llu\n"
-		"lacunad_transport_bytes_total{transport=\"rdma\",direction=\"in\"} %llu\n"
-		"lacunad_transport_bytes_total{transport=\"rdma\",direction=\"out\"} %llu\n",
-		ld(&st->tcp_bytes_in), ld(&st->tcp_bytes_out), ld(&st->rdma_bytes_in),
-		ld(&st->rdma_bytes_out));
+	for (o = gw_xprts; *o; o++) {
+		(*o)->bytes(s, &in, &out);
+		fprintf(f,
+			"lacunad_transport_bytes_total{transport=\"%s\",direction=\"in\"} %llu\n"
+			"lacunad_transport_bytes_total{transport=\"%s\",direction=\"out\"} %llu\n",
+			(*o)->name, in, (*o)->name, out);
+	}
 	counter(f, "lacunad_read_bytes_total", "File bytes returned by READ", ld(&st->read_bytes));
 	counter(f, "lacunad_write_bytes_total", "File bytes written by WRITE",
 		ld(&st->write_bytes));
@@ -120,6 +123,7 @@ static void render_io(FILE *f, const struct gw_stats *st)
 
 static void render_conns(FILE *f, struct gw_srv *s, const struct gw_stats *st)
 {
+	const struct gw_xprt *const *o;
 	struct nfs4_state_stats ss;
 	struct nfs4_recov_stats rs;
 
@@ -135,21 +139,14 @@ static void render_conns(FILE *f, struct gw_srv *s, const struct gw_stats *st)
 		"Connections closed for an error of their own", ld(&st->conns_dropped));
 	mx_header(f, "lacunad_limit_hits_total", "counter",
 		  "Times a limit of lacunad.conf(5) was hit");
+	for (o = gw_xprts; *o; o++)
+		if ((*o)->limit_hits)
+			(*o)->limit_hits(s, f);
 	fprintf(f,
-		"lacunad_limit_hits_total{limit=\"conns_refused\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_evicted\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_idle_closed\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_record_timeout\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_send_timeout\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conn_stalls\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"client_stalls\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"state_refused\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"state_clients_reclaimed\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"fd_exhausted\"} %llu\n",
-		ld(&st->conns_refused), ld(&st->conns_evicted), ld(&st->conns_idle_closed),
-		ld(&st->conns_record_timeout), ld(&st->conns_send_timeout), ld(&st->conn_stalls),
-		ld(&st->client_stalls), ld(&st->state_refused), ld(&st->state_clients_reclaimed),
-		gw_fd_exhausted_count());
+		ld(&st->state_refused), ld(&st->state_clients_reclaimed), gw_fd_exhausted_count());
 	counter(f, "lacunad_insecure_port_refused_total",
 		"Calls refused (NFS4ERR_PERM) for an unreserved source port on a secure export",
 		ld(&st->insecure_port_refused));
@@ -200,32 +197,21 @@ static void render_pools(FILE *f, const struct gw_srv *s)
 			ps[i].fail_pool + ps[i].fail_owner);
 }
 
-static void render_rdma(FILE *f, const struct gw_stats *st)
-{
-	counter(f, "lacunad_rdma_connections_total", "RPC-over-RDMA connections accepted",
-		ld(&st->rdma_conns));
-	counter3(f, "lacunad_rdma_chunk_bytes_total",
-		 "Bytes moved through RDMA read, write and reply chunks", "chunk",
-		 (const char *const[3]){ "read", "write", "reply" }, ld(&st->rdma_read_bytes),
-		 ld(&st->rdma_write_bytes), ld(&st->rdma_reply_bytes));
-	mx_two(f, "lacunad_rdma_replies_total", "counter",
-	       "RPC-over-RDMA replies sent inline or through a reply chunk", "via", "inline",
-	       ld(&st->rdma_inline_replies), "reply_chunk", ld(&st->rdma_reply_chunk_replies));
-	counter(f, "lacunad_rdma_errors_total", "RDMA_ERROR replies sent", ld(&st->rdma_errors));
-}
-
 static void gw_metrics_render(FILE *f, void *arg)
 {
 	struct gw_srv *s = arg;
 	const struct gw_stats *st = &s->stats;
+	const struct gw_xprt *const *o;
 
 	gauge(f, "lacunad_start_time_seconds", "When lacunad started (Unix time)",
 	      s->boot_ns / 1000000000ULL);
 	render_conns(f, s, st);
 	render_ops(f, st);
-	render_io(f, st);
+	render_io(f, s, st);
 	render_pools(f, s);
-	render_rdma(f, st);
+	for (o = gw_xprts; *o; o++)
+		if ((*o)->metrics)
+			(*o)->metrics(s, f);
 }
 
 int gw_metrics_start(struct gw_srv *s, const struct gw_config *cfg)

@@ -40,6 +40,25 @@
 static struct gw_cli cli;
 static sigset_t sigs;
 
+#define XPRTS_MAX 8
+
+/*
+ * The transports of gw_xprts[] that listen, as started. The signal thread
+ * wakes them while main may still be starting more: n is published after
+ * the entry it counts is filled, and entries are freed only once that
+ * thread has been joined.
+ */
+struct xprts {
+	struct gw_srv *srv;
+	struct xprt {
+		const struct gw_xprt *ops;
+		void *x;
+		pthread_t thr;
+		bool thread; /* run() on thr */
+	} t[XPRTS_MAX];
+	atomic_uint n;
+};
+
 static void print_err(void *arg, const char *msg)
 {
 	(void)arg;
@@ -141,6 +160,7 @@ static void reload(struct gw_srv *s)
 
 static void write_stats(struct gw_srv *s, const char *path)
 {
+	const struct gw_xprt *const *o;
 	struct nfs4_recov_stats rs;
 	struct nfs4_state_stats ss;
 	char tmp[4096 + 8];
@@ -157,13 +177,6 @@ static void write_stats(struct gw_srv *s, const char *path)
 		s->stats.compounds, s->stats.rpc_null, s->stats.rpc_rejected, s->stats.rpc_garbage);
 	fprintf(f, "conns_accepted %llu\nconns_open %llu\nconns_dropped %llu\n",
 		s->stats.conns_accepted, s->stats.conns_open, s->stats.conns_dropped);
-	fprintf(f,
-		"conns_refused %llu\nconns_evicted %llu\nconns_idle_closed %llu\n"
-		"conns_record_timeout %llu\nconns_send_timeout %llu\nconn_stalls %llu\n"
-		"client_stalls %llu\n",
-		s->stats.conns_refused, s->stats.conns_evicted, s->stats.conns_idle_closed,
-		s->stats.conns_record_timeout, s->stats.conns_send_timeout, s->stats.conn_stalls,
-		s->stats.client_stalls);
 	fprintf(f, "bytes_in %llu\nbytes_out %llu\nread_bytes %llu\nwrite_bytes %llu\n",
 		s->stats.bytes_in, s->stats.bytes_out, s->stats.read_bytes, s->stats.write_bytes);
 	fprintf(f,
@@ -198,14 +211,8 @@ static void write_stats(struct gw_srv *s, const char *path)
 		s->stats.copy_data_bytes, s->stats.copy_hole_bytes, s->stats.copy_short);
 	fprintf(f, "clone_ops %llu\nclone_bytes %llu\nclone_refused %llu\n", s->stats.clone_ops,
 		s->stats.clone_bytes, s->stats.clone_refused);
-	fprintf(f,
-		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
-		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"
-		"rdma_reply_chunk_replies %llu\nrdma_errors %llu\nrdma_conns_refused %llu\n",
-		s->stats.rdma_conns, s->stats.rdma_read_bytes, s->stats.rdma_write_bytes,
-		s->stats.rdma_reply_bytes, s->stats.rdma_inline_replies,
-		s->stats.rdma_reply_chunk_replies, s->stats.rdma_errors,
-		s->stats.rdma_conns_refused);
+	for (o = gw_xprts; *o; o++)
+		(*o)->stats(s, f);
 	for (i = 0; i <= NFS4_OP_LAST; i++)
 		if (s->stats.ops[i])
 			fprintf(f, "op %s %llu errors %llu\n", nfs4_ops[i].name + 3,
@@ -214,22 +221,29 @@ static void write_stats(struct gw_srv *s, const char *path)
 		rename(tmp, path);
 }
 
+static void xprts_wake(struct xprts *xs)
+{
+	unsigned int i, n = atomic_load(&xs->n);
+
+	for (i = 0; i < n; i++)
+		xs->t[i].ops->wake(xs->t[i].x);
+}
+
+/* Signals, the grace period and the stats file, until the server stops. */
 static void *signal_thread(void *arg)
 {
 	struct timespec tick = { .tv_sec = 1 };
-	struct gw_srv *s = arg;
+	struct xprts *xs = arg;
+	struct gw_srv *s = xs->srv;
 
-	for (;;) {
+	while (!atomic_load(&s->stopping)) {
 		int sig = sigtimedwait(&sigs, NULL, &tick);
 
 		if (sig == SIGTERM || sig == SIGINT) {
 			log_info("%s: draining and stopping", strsignal(sig));
 			atomic_store(&s->stopping, true);
-			gw_tcp_wake();
-#ifdef HAVE_RDMA
-			gw_rdma_wake();
-#endif
-			return NULL;
+			xprts_wake(xs);
+			break;
 		}
 		if (sig == SIGHUP)
 			reload(s);
@@ -239,6 +253,7 @@ static void *signal_thread(void *arg)
 			write_stats(s, s->cfg->stats_file);
 		pthread_rwlock_unlock(&s->cfg_lock);
 	}
+	return NULL;
 }
 
 /*
@@ -292,26 +307,111 @@ static int make_pools(struct gw_srv *s, const struct gw_config *cfg)
 	return 0;
 }
 
-#ifdef HAVE_RDMA
-static void *rdma_thread(void *arg)
+static void *xprt_thread(void *arg)
 {
-	if (gw_rdma_ops.run(arg)) {
-		/* RDMA is gone; TCP serves on */
+	struct xprt *t = arg;
+
+	if (t->ops->run(t->x)) {
+		/* this transport is gone; the others serve on */
 	}
 	return NULL;
 }
-#endif
+
+/*
+ * Start the transports of gw_xprts[] that start before (@after_fork false)
+ * or after daemon(); those listening join @xs. 0 or -errno (logged).
+ */
+static int xprts_start(struct xprts *xs, bool after_fork)
+{
+	const struct gw_xprt *const *o;
+	unsigned int n;
+	void *x;
+	int err;
+
+	for (o = gw_xprts; *o; o++) {
+		if ((*o)->after_fork != after_fork)
+			continue;
+		n = atomic_load(&xs->n);
+		if (n == XPRTS_MAX) {
+			log_err("%s: more than %d transports", (*o)->name, XPRTS_MAX);
+			return -E2BIG;
+		}
+		x = NULL;
+		err = (*o)->start(xs->srv, &x);
+		if (err)
+			return err;
+		if (!x)
+			continue;
+		xs->t[n].ops = *o;
+		xs->t[n].x = x;
+		atomic_store(&xs->n, n + 1);
+	}
+	return 0;
+}
+
+/*
+ * Run every transport listening, the first on this thread and the others
+ * on threads of their own, until the first returns; then stop the others.
+ */
+static int xprts_run(struct xprts *xs)
+{
+	unsigned int i, n = atomic_load(&xs->n);
+	int err;
+
+	for (i = 1; i < n; i++) {
+		if (!xs->t[i].ops->listening(xs->t[i].x))
+			continue;
+		err = pthread_create(&xs->t[i].thr, NULL, xprt_thread, &xs->t[i]);
+		if (err) {
+			log_err("pthread_create: %s", strerror(err));
+			err = -err;
+			goto out_stop;
+		}
+		xs->t[i].thread = true;
+	}
+	err = n ? xs->t[0].ops->run(xs->t[0].x) : -ENOTCONN;
+out_stop:
+	atomic_store(&xs->srv->stopping, true);
+	xprts_wake(xs);
+	for (i = 1; i < n; i++)
+		if (xs->t[i].thread)
+			pthread_join(xs->t[i].thr, NULL);
+	return err;
+}
+
+/* Free the transports started (their threads and the signal thread joined). */
+static void xprts_stop(struct xprts *xs)
+{
+	unsigned int i, n = atomic_load(&xs->n);
+
+	atomic_store(&xs->n, 0);
+	for (i = 0; i < n; i++)
+		xs->t[i].ops->stop(xs->t[i].x);
+}
+
+/* Is transport @name built in? */
+static bool xprt_built(const char *name)
+{
+	const struct gw_xprt *const *o;
+
+	for (o = gw_xprts; *o; o++)
+		if (!strcmp((*o)->name, name))
+			return true;
+	return false;
+}
 
 int main(int argc, char *argv[])
 {
-	struct gw_srv *s = NULL;
+	/*
+	 * The server: static storage, as the detached watch thread may still
+	 * look at it while the process exits; reached only through s.
+	 */
+	static struct gw_srv srv;
+	static struct xprts xs;
+	struct gw_srv *s = &srv;
 	struct gw_config *cfg;
 	pthread_t sigthr, watchthr;
-#ifdef HAVE_RDMA
-	pthread_t rdmathr;
-	bool rdma = false;
-#endif
-	bool foreground;
+	bool foreground, sigthr_on = false;
 	int err;
 
 	if (gw_cli_parse(argc, argv, &cli)) {
@@ -337,13 +437,13 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	log_init("lacunad", !foreground, cfg->log_level);
-	s = calloc(1, sizeof(*s));
-	if (!s || gw_drc_create(&s->drc)) {
-		log_err("lacunad: out of memory");
-		err = -ENOMEM;
+	pthread_rwlock_init(&s->cfg_lock, NULL);
+	xs.srv = s;
+	err = gw_drc_create(&s->drc);
+	if (err) {
+		log_err("gw_drc_create: %s", strerror(-err));
 		goto out_cfg;
 	}
-	pthread_rwlock_init(&s->cfg_lock, NULL);
 
 	umask(0); /* modes come from the clients, as sent */
 	raise_nofile();
@@ -386,7 +486,7 @@ int main(int argc, char *argv[])
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	err = gw_tcp_ops.start(s);
+	err = xprts_start(&xs, false);
 	if (err)
 		goto out_state;
 	if (!foreground && daemon(0, 0) < 0) {
@@ -394,13 +494,13 @@ int main(int argc, char *argv[])
 		log_err("daemon: %s", strerror(errno));
 		goto out_state;
 	}
-	err = pthread_create(&sigthr, NULL, signal_thread, s);
+	err = pthread_create(&sigthr, NULL, signal_thread, &xs);
 	if (err) {
 		log_err("pthread_create: %s", strerror(err));
 		err = -err;
 		goto out_state;
 	}
-	pthread_detach(sigthr);
+	sigthr_on = true;
 	err = pthread_create(&watchthr, NULL, watch_thread, s);
 	if (err) {
 		log_err("pthread_create: %s", strerror(err));
@@ -411,36 +511,21 @@ int main(int argc, char *argv[])
 	err = gw_metrics_start(s, cfg);
 	if (err)
 		goto out_state;
-#ifdef HAVE_RDMA
-	err = gw_rdma_ops.start(s);
+	err = xprts_start(&xs, true);
 	if (err)
 		goto out_state;
-	if (gw_rdma_enabled()) {
-		err = pthread_create(&rdmathr, NULL, rdma_thread, s);
-		if (err) {
-			log_err("pthread_create: %s", strerror(err));
-			err = -err;
-			goto out_state;
-		}
-		rdma = true;
-	}
-#else
-	if (cfg->rdma)
+	if (cfg->rdma && !xprt_built("rdma"))
 		log_info("rdma: built without RPC-over-RDMA: serving TCP only");
-#endif
 	nfs4_state_serving(s);
 	/* the worker pool says how many threads it started */
 	log_info("lacunad %s serving NFSv4.0-4.2 (lease %us)", PACKAGE_VERSION, cfg->lease_time);
-	err = gw_tcp_ops.run(s);
-#ifdef HAVE_RDMA
-	if (rdma) {
-		atomic_store(&s->stopping, true);
-		gw_rdma_wake();
-		pthread_join(rdmathr, NULL);
-	}
-#endif
+	err = xprts_run(&xs);
 	log_info("stopped");
 out_state:
+	atomic_store(&s->stopping, true);
+	if (sigthr_on)
+		pthread_join(sigthr, NULL);
+	xprts_stop(&xs);
 	gw_metrics_stop(s);
 	nfs4_state_fini(s);
 	gw_obj_fini();
@@ -448,11 +533,7 @@ out_pools:
 	chunk_pool_destroy(s->small);
 	chunk_pool_destroy(s->pool);
 out_cfg:
-	gw_config_free(s && s->cfg ? s->cfg : cfg);
-	if (s) {
-		gw_drc_destroy(s->drc);
-		pthread_rwlock_destroy(&s->cfg_lock);
-		free(s);
-	}
+	gw_config_free(s->cfg ? s->cfg : cfg);
+	gw_drc_destroy(s->drc);
 	return err ? 1 : 0;
 }
