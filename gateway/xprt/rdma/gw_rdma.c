@@ -205,7 +205,6 @@ static void gw_rconn_free(struct gw_rconn *c)
 static bool gw_rdma_admit(struct gw_rdma_loop *t, const struct sockaddr_storage *sa, socklen_t len,
 			  uint32_t *credits)
 {
-	static time_t logged;
 	struct gw_limits lim;
 	const char *why = NULL;
 	uint8_t key[16], k2[16];
@@ -231,8 +230,8 @@ static bool gw_rdma_admit(struct gw_rdma_loop *t, const struct sockaddr_storage 
 		return true;
 	gw_stat_add(&t->srv->stats.rdma_conns_refused, 1);
 	now = time(NULL);
-	if (now - logged >= 60) {
-		logged = now;
+	if (now - t->refused_logged >= 60) {
+		t->refused_logged = now;
 		log_warn("rdma: connection from %s refused: %s reached (logged once a minute)",
 			 net_addr_str(sa, a, sizeof(a)), why);
 	}
@@ -563,7 +562,6 @@ static bool gw_rdma_listening(const void *x)
 }
 
 /* Undo gw_rdma_listen() but for the wake-up eventfd (stop() closes it); again: nothing. */
-
 static void gw_rdma_teardown(struct gw_rdma_loop *t)
 {
 	struct gw_rdev *d;

@@ -147,6 +147,7 @@ struct gw_rdma_loop {
 	unsigned int nconns;
 	uint64_t next_id;
 	uint32_t rec_max;			 /* bound on a call and on a reply (max_record) */
+	time_t refused_logged;			 /* a connection refused was logged */
 	struct gw_work_batch batch; /* calls for the workers */
 	struct gw_rdma_chain chain;
 };

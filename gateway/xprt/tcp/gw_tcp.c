@@ -496,34 +496,42 @@ static bool gw_tcp_listening(const void *x)
 	return t->lfd >= 0;
 }
 
+/* The limits TCP enforces: their counters in the stats file and lacunad_limit_hits_total */
+static const struct {
+	const char *name;
+	size_t off; /* in struct gw_stats */
+} gw_tcp_limit_stats[] = {
+	{ "conns_refused", offsetof(struct gw_stats, conns_refused) },
+	{ "conns_evicted", offsetof(struct gw_stats, conns_evicted) },
+	{ "conns_idle_closed", offsetof(struct gw_stats, conns_idle_closed) },
+	{ "conns_record_timeout", offsetof(struct gw_stats, conns_record_timeout) },
+	{ "conns_send_timeout", offsetof(struct gw_stats, conns_send_timeout) },
+	{ "conn_stalls", offsetof(struct gw_stats, conn_stalls) },
+	{ "client_stalls", offsetof(struct gw_stats, client_stalls) },
+};
+
+/* Each limit's counter, as a line "@pre<name>@post <count>" */
+static void gw_tcp_write_limits(const struct gw_srv *s, FILE *f, const char *pre, const char *post)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(gw_tcp_limit_stats) / sizeof(gw_tcp_limit_stats[0]); i++) {
+		const atomic_ullong *c = (const atomic_ullong *)((const char *)&s->stats +
+								 gw_tcp_limit_stats[i].off);
+
+		fprintf(f, "%s%s%s %llu\n", pre, gw_tcp_limit_stats[i].name, post,
+			atomic_load_explicit(c, memory_order_relaxed));
+	}
+}
+
 static void gw_tcp_stats(const struct gw_srv *s, FILE *f)
 {
-	const struct gw_stats *st = &s->stats;
-
-	fprintf(f,
-		"conns_refused %llu\nconns_evicted %llu\nconns_idle_closed %llu\n"
-		"conns_record_timeout %llu\nconns_send_timeout %llu\nconn_stalls %llu\n"
-		"client_stalls %llu\n",
-		st->conns_refused, st->conns_evicted, st->conns_idle_closed,
-		st->conns_record_timeout, st->conns_send_timeout, st->conn_stalls,
-		st->client_stalls);
+	gw_tcp_write_limits(s, f, "", "");
 }
 
 static void gw_tcp_limit_hits(const struct gw_srv *s, FILE *f)
 {
-	const struct gw_stats *st = &s->stats;
-
-	fprintf(f,
-		"lacunad_limit_hits_total{limit=\"conns_refused\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_evicted\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_idle_closed\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_record_timeout\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_send_timeout\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conn_stalls\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"client_stalls\"} %llu\n",
-		st->conns_refused, st->conns_evicted, st->conns_idle_closed,
-		st->conns_record_timeout, st->conns_send_timeout, st->conn_stalls,
-		st->client_stalls);
+	gw_tcp_write_limits(s, f, "lacunad_limit_hits_total{limit=\"", "\"}");
 }
 
 static void gw_tcp_bytes(const struct gw_srv *s, unsigned long long *in, unsigned long long *out)
