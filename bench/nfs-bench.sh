@@ -4,12 +4,20 @@
 # nfs-bench.sh: lacunad against NFS-Ganesha 4.3 on loopback, over ONE
 # backing directory (a freshly made ext4 loop image), in one run. Not a
 # test: `make check` never runs it. Needs root; takes about three minutes
-# with the defaults.
+# with the defaults. With --baseline, also lacunad against another build
+# of itself (before and after a change, in turns in the same run).
 #
 # Servers (each serves its directory as the NFSv4 root, no root squash):
 #   lacunad       BUILD_DIR/gateway/lacunad --export MNT, MNT being
 #                 lacunafs mounted over the backing directory (its own
 #                 default thread count unless --lacunad-threads)
+#   lacunad-base  only with --baseline PATH: that lacunad binary (another
+#                 build, e.g. the one before a change), run exactly as
+#                 lacunad (same flags, same lacunafs mount and lacunafs
+#                 binary, its own port and state directory): only the
+#                 daemon differs. It must take the flags lacunad is given
+#                 here (--export, --export-options, --listen, --threads,
+#                 -f, --state-dir).
 #   ganesha-ext4  ganesha.nfsd, FSAL VFS, exporting the backing directory
 #                 itself: what one would deploy without Lacuna
 #   ganesha-lfs   ganesha.nfsd, FSAL VFS, exporting the same lacunafs
@@ -47,9 +55,10 @@
 # servers rotates between runs. Also shown: CPU seconds per GB used by the
 # server process (and by lacunafs under it) in each phase, from
 # /proc/PID/stat, and by the client (nfs-cp's user+system time, or
-# nfs_readbench's CPU clock). Ratios are lacunad / ganesha (above 1:
-# lacunad faster). The issue's target: lacunad >= 2x Ganesha for
-# sequential read (nfs-cp) and write (one at a time).
+# nfs_readbench's CPU clock). Ratios are lacunad / each other server
+# (lacunad / ganesha, lacunad / lacunad-base; above 1: lacunad faster).
+# The issue's target: lacunad >= 2x Ganesha for sequential read (nfs-cp)
+# and write (one at a time).
 #
 # Before each measured run the file is read once more through the backing
 # directory and the lacunafs mount (cheap when it is cached), and a run
@@ -76,6 +85,7 @@ DEPTH=16
 SERVERS_OPT="lacunad,ganesha-ext4,ganesha-lfs"
 BUILD_DIR=""
 LACUNAD=""
+BASELINE=""
 LACUNAFS=""
 LACUNAD_THREADS=""
 PERF_DIR=""
@@ -85,6 +95,7 @@ usage() {
 usage: $0 [options] [BUILD_DIR]
 
 Sequential NFS read and write throughput of lacunad against NFS-Ganesha
+(and, with --baseline, against another build of lacunad)
 on one loop image, on loopback. Needs root. The comment at the top of
 this script explains every figure.
 
@@ -95,9 +106,14 @@ this script explains every figure.
   --size N[K|M|G]        file size (default 1G)
   --runs N               repetitions, medians shown (default 3)
   --depth D              calls in flight for the deep rows (default 16)
-  --servers LIST         subset of lacunad,ganesha-ext4,ganesha-lfs
-                         (default all three)
+  --servers LIST         subset of lacunad,lacunad-base,ganesha-ext4,
+                         ganesha-lfs (default lacunad,ganesha-ext4,
+                         ganesha-lfs; --baseline adds lacunad-base to any
+                         LIST, next to lacunad)
   --lacunad PATH         the lacunad binary (default BUILD_DIR/gateway/lacunad)
+  --baseline PATH        another lacunad binary (e.g. the build before a
+                         change), served as lacunad-base exactly as lacunad
+                         is, in the same rotation; ratios lacunad/base
   --lacunafs PATH        the lacunafs binary (default BUILD_DIR/fusefs/lacunafs)
   --lacunad-threads N    lacunad --threads N (default: lacunad's own)
   --port-base P          first TCP port tried for the servers (default 26049)
@@ -122,6 +138,8 @@ while [ $# -gt 0 ]; do
 	--servers=*) SERVERS_OPT=${1#*=} ;;
 	--lacunad) LACUNAD=${2:?}; shift ;;
 	--lacunad=*) LACUNAD=${1#*=} ;;
+	--baseline) BASELINE=${2:?}; shift ;;
+	--baseline=*) BASELINE=${1#*=} ;;
 	--lacunafs) LACUNAFS=${2:?}; shift ;;
 	--lacunafs=*) LACUNAFS=${1#*=} ;;
 	--lacunad-threads) LACUNAD_THREADS=${2:?}; shift ;;
@@ -161,22 +179,32 @@ has_server() {
 }
 for s in "${SERVERS[@]}"; do
 	case $s in
-	lacunad | ganesha-ext4 | ganesha-lfs) ;;
+	lacunad | lacunad-base | ganesha-ext4 | ganesha-lfs) ;;
 	*) nb_die "unknown server '$s' in --servers" ;;
 	esac
 done
+# --baseline adds lacunad-base, next to lacunad in the rotation
+if [ -n "$BASELINE" ] && ! has_server lacunad-base; then
+	for ((k = 0; k < ${#SERVERS[@]}; k++)); do
+		[ "${SERVERS[$k]}" = lacunad ] && break
+	done
+	SERVERS=("${SERVERS[@]:0:k+1}" lacunad-base "${SERVERS[@]:k+1}")
+fi
+has_server lacunad-base && [ -z "$BASELINE" ] && nb_die "lacunad-base needs --baseline PATH"
 
 : "${top_builddir:=$(cd "$SCRIPT_DIR/.." && pwd)}"
 [ -n "$BUILD_DIR" ] && top_builddir=$BUILD_DIR
 [ -n "$LACUNAD" ] || LACUNAD=$top_builddir/gateway/lacunad
 [ -n "$LACUNAFS" ] || LACUNAFS=$top_builddir/fusefs/lacunafs
 NFSRB=$top_builddir/bench/nfs_readbench
+# the lacunad binary of each lacunad server
+declare -A LACUNAD_BIN=([lacunad]=$LACUNAD [lacunad-base]=$BASELINE)
 
 # ------------------------------------------------------------ requirements
 
 nb_require mkfs.ext4 mount umount mountpoint setsid ss nfs-cp awk
 [ -x "$NFSRB" ] || nb_die "$NFSRB not built (make -C $top_builddir bench/nfs_readbench)"
-if has_server lacunad || has_server ganesha-lfs; then
+if has_server lacunad || has_server lacunad-base || has_server ganesha-lfs; then
 	[ -c /dev/fuse ] || nb_die "no /dev/fuse"
 	nb_require fusermount3
 	[ -x "$LACUNAFS" ] || nb_die "lacunafs not built at $LACUNAFS"
@@ -184,6 +212,9 @@ fi
 if has_server lacunad; then
 	[ -x "$LACUNAD" ] ||
 		nb_die "lacunad not built at $LACUNAD (give BUILD_DIR or --lacunad, or --servers ganesha-ext4,ganesha-lfs)"
+fi
+if has_server lacunad-base; then
+	[ -x "$BASELINE" ] || nb_die "--baseline $BASELINE is not an executable lacunad"
 fi
 if has_server ganesha-ext4 || has_server ganesha-lfs; then
 	nb_require ganesha.nfsd
@@ -203,7 +234,7 @@ NWRITES=$((RUNS * ${#SERVERS[@]} * 2 + 2))
 # room for ext4's metadata; the image is sparse
 nb_make_backing $((SIZE_MIB * (NWRITES + 1) + 1024))
 nb_make_sink $((SIZE_MIB * 2 + 64))
-if has_server lacunad || has_server ganesha-lfs; then
+if has_server lacunad || has_server lacunad-base || has_server ganesha-lfs; then
 	nb_mount_lacunafs "$LACUNAFS"
 fi
 
@@ -220,7 +251,7 @@ cat "$NB_BACKING/$FILE" >/dev/null
 # files exist before Ganesha starts: it caches directory contents
 for s in "${SERVERS[@]}"; do
 	case $s in
-	lacunad) nb_start_lacunad lacunad "$LACUNAD" "$NB_MNT" "$LACUNAD_THREADS" ;;
+	lacunad | lacunad-base) nb_start_lacunad "$s" "${LACUNAD_BIN[$s]}" "$NB_MNT" "$LACUNAD_THREADS" ;;
 	ganesha-ext4) nb_start_ganesha ganesha-ext4 "$NB_BACKING" ;;
 	ganesha-lfs) nb_start_ganesha ganesha-lfs "$NB_MNT" ;;
 	esac
@@ -230,7 +261,7 @@ done
 # shellcheck disable=SC2317 # run through nb_guarded
 server_pids() {
 	case $1 in
-	lacunad | ganesha-lfs) echo "${NB_PID[$1]} $NB_LFS_PID" ;;
+	lacunad | lacunad-base | ganesha-lfs) echo "${NB_PID[$1]} $NB_LFS_PID" ;;
 	*) echo "${NB_PID[$1]}" ;;
 	esac
 }
@@ -351,7 +382,7 @@ echo "nfs-bench: $SIZE_MIB MiB file on an ext4 loop image; $RUNS runs, medians; 
 echo "  kernel $(uname -r), $(nproc) CPUs; client, servers and lacunafs share them"
 for s in "${SERVERS[@]}"; do
 	case $s in
-	lacunad) echo "  lacunad: $LACUNAD --export <lacunafs mount>${LACUNAD_THREADS:+ --threads $LACUNAD_THREADS}, port ${NB_PORT[$s]}" ;;
+	lacunad | lacunad-base) echo "  $s: ${LACUNAD_BIN[$s]} --export <lacunafs mount>${LACUNAD_THREADS:+ --threads $LACUNAD_THREADS}, port ${NB_PORT[$s]}" ;;
 	ganesha-ext4) echo "  ganesha-ext4: NFS-Ganesha $GVER, FSAL VFS on the backing ext4 directory, port ${NB_PORT[$s]}" ;;
 	ganesha-lfs) echo "  ganesha-lfs: NFS-Ganesha $GVER, FSAL VFS on the lacunafs mount, port ${NB_PORT[$s]}" ;;
 	esac
@@ -372,7 +403,7 @@ declare -A MED
 printf '%-34s' "MB/s"
 for s in "${SERVERS[@]}"; do printf ' %13s' "$s"; done
 if has_server lacunad; then
-	for s in "${SERVERS[@]}"; do [ "$s" = lacunad ] || printf ' %13s' "lacunad/${s#ganesha-}"; done
+	for s in "${SERVERS[@]}"; do [ "$s" = lacunad ] || printf ' %13s' "lacunad/${s#*-}"; done
 fi
 echo
 for row in "${ROWS[@]}"; do
@@ -412,7 +443,7 @@ echo
 if has_server lacunad; then
 	verdict() { awk "BEGIN { exit !($1) }" && echo met || echo MISSED; }
 	for s in "${SERVERS[@]}"; do
-		[ "$s" = lacunad ] && continue
+		[[ $s == ganesha-* ]] || continue
 		rr=$(nb_calc "${MED[lacunad,read_cp]} / ${MED[$s,read_cp]}")
 		rw=$(nb_calc "${MED[lacunad,write_d1]} / ${MED[$s,write_d1]}")
 		printf 'Target lacunad >= 2x %s: read (nfs-cp) %sx %s, write (depth 1) %sx %s\n' \

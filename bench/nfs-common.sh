@@ -7,7 +7,7 @@
 #   - one ext4 loop image in a temp dir, mounted as the backing directory;
 #   - lacunafs mounted over it (for lacunad, and for Ganesha's "lfs" export);
 #   - lacunad exporting the lacunafs mount as the NFSv4 root (fsid=root,
-#     no_root_squash, loopback clients only: the --export mode);
+#     no_root_squash, insecure, loopback clients only: the --export mode);
 #   - NFS-Ganesha 4.3 instances with FSAL VFS, each exporting one directory
 #     as the NFSv4 root (Pseudo = /), no root squash, NFSv4.0-4.2 over TCP,
 #     graceless, with their recovery directory in the temp dir;
@@ -167,11 +167,13 @@ nb_wait_listen() {
 }
 
 # nb_start_lacunad NAME LACUNAD DIR [THREADS]: lacunad exporting DIR as "/".
+# insecure: nfs_readbench calls from any port, and Ganesha (Privileged_Port
+# false by default) takes that too.
 nb_start_lacunad() {
 	local s=$1 bin=$2 dir=$3 threads=${4:-}
 	NB_PORT[$s]=$(nb_free_port)
 	NB_SERVERS+=("$s")
-	setsid "$bin" --export "$dir" --export-options no_root_squash,fsid=root \
+	setsid "$bin" --export "$dir" --export-options no_root_squash,fsid=root,insecure \
 		--listen "127.0.0.1:${NB_PORT[$s]}" ${threads:+--threads "$threads"} -f \
 		--state-dir "$NB_TMP/$s.state" \
 		</dev/null >"$NB_TMP/$s.log" 2>&1 &

@@ -4,7 +4,7 @@
  * fast short-input PRF", and the 128-bit variant of their reference
  * implementation): a keyed pseudo-random function over short inputs,
  * fast enough to authenticate every file handle a server hands out and
- * checks. lacunad's file handles carry its tag (gateway/gw_fh.c).
+ * checks. lacunad's file handles carry its tag (gateway/export/gw_fh.c).
  */
 #ifndef LACUNA_SIPHASH_H
 #define LACUNA_SIPHASH_H

@@ -21,7 +21,7 @@
 
 static struct {
 	pthread_mutex_t lock;
-	struct lfs_inode *head, *tail; /* most recently used first */
+	struct list_head lru; /* inodes with an unpinned open fd, most recently used first */
 	size_t open;		       /* cached fds open, pinned or not */
 	size_t cap;
 	int dir_fd; /* the backing directory: open_by_handle_at's mount fd */
@@ -29,31 +29,18 @@ static struct {
 	int warned; /* __atomic: fd exhaustion logged */
 } lfs_fdc = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.lru = LIST_HEAD_INIT(lfs_fdc.lru),
 	.dir_fd = -1,
 };
 
 static void lfs_lru_del(struct lfs_inode *in)
 {
-	if (in->lru_prev)
-		in->lru_prev->lru_next = in->lru_next;
-	else
-		lfs_fdc.head = in->lru_next;
-	if (in->lru_next)
-		in->lru_next->lru_prev = in->lru_prev;
-	else
-		lfs_fdc.tail = in->lru_prev;
-	in->lru_prev = in->lru_next = NULL;
+	list_del(&in->lru);
 }
 
 static void lfs_lru_add(struct lfs_inode *in)
 {
-	in->lru_prev = NULL;
-	in->lru_next = lfs_fdc.head;
-	if (lfs_fdc.head)
-		lfs_fdc.head->lru_prev = in;
-	else
-		lfs_fdc.tail = in;
-	lfs_fdc.head = in;
+	list_add(&in->lru, &lfs_fdc.lru);
 }
 
 /*
@@ -65,8 +52,8 @@ static size_t lfs_evict_locked(size_t keep, int *fds, size_t max)
 {
 	size_t n = 0;
 
-	while (n < max && lfs_fdc.open > keep && lfs_fdc.tail) {
-		struct lfs_inode *victim = lfs_fdc.tail;
+	while (n < max && lfs_fdc.open > keep && !list_empty(&lfs_fdc.lru)) {
+		struct lfs_inode *victim = list_last_entry(&lfs_fdc.lru, struct lfs_inode, lru);
 
 		lfs_lru_del(victim);
 		fds[n++] = victim->fd;
@@ -167,7 +154,7 @@ int lfs_inode_fd_init(struct lfs_inode *inode, int fd)
 	inode->fd = fd;
 	inode->fh = NULL;
 	inode->fd_pins = 0;
-	inode->lru_prev = inode->lru_next = NULL;
+	list_init(&inode->lru);
 	if (!lfs_fdc.handles)
 		return 0;
 	rc = lfs_handle_of(fd, &inode->fh);

@@ -19,10 +19,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "htable.h"
+#include "list.h"
 #include "rangelock.h"
 
 struct lfs_inode {
-	struct lfs_inode *hnext; /* hash chain, under itable->lock */
+	struct hnode hnode; /* in the table, under itable->lock */
 	dev_t dev;
 	ino_t ino;
 	mode_t type;	  /* S_IFMT bits */
@@ -39,7 +41,7 @@ struct lfs_inode {
 	struct file_handle *fh; /* owned, or NULL */
 	int fd;
 	unsigned int fd_pins; /* callers using fd now: not evictable */
-	struct lfs_inode *lru_prev, *lru_next;
+	struct list_head lru; /* on the fd cache's LRU while fd is open and unpinned */
 
 	/*
 	 * The inode's byte-range lock (common/rangelock.h): exclusive over
@@ -67,9 +69,7 @@ struct lfs_inode {
 
 struct lfs_itable {
 	pthread_mutex_t lock;
-	struct lfs_inode **buckets;
-	size_t nbuckets; /* a power of two */
-	size_t count;
+	struct htable tab; /* lfs_inodes by (dev, ino) */
 };
 
 int lfs_itable_init(struct lfs_itable *t);

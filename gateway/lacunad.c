@@ -73,50 +73,10 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * A reload applies the exports, lease_time, stats_file, log_level and copy_sync_max.
- * The rest was used at start (sockets, threads, pools, the state
- * directory): keep the values in use and say which changes wait for a
- * restart.
- */
-static void keep_start_settings(struct gw_config *cfg, const struct gw_config *old)
+static void print_warn(void *arg, const char *msg)
 {
-	char *dir;
-
-	if (cfg->listen_len != old->listen_len ||
-	    memcmp(&cfg->listen, &old->listen, old->listen_len))
-		log_warn("reload: listen (and port) change at the next restart");
-	cfg->listen = old->listen;
-	cfg->listen_len = old->listen_len;
-	if (cfg->threads != old->threads)
-		log_warn("reload: threads stays %u until lacunad is restarted", old->threads);
-	cfg->threads = old->threads;
-	if (cfg->rdma != old->rdma || cfg->rdma_port != old->rdma_port)
-		log_warn("reload: rdma and rdma_port change at the next restart");
-	cfg->rdma = old->rdma;
-	cfg->rdma_port = old->rdma_port;
-	/* the pools were sized for it at start */
-	if (cfg->max_record != old->max_record)
-		log_warn("reload: max_record stays %u until lacunad is restarted", old->max_record);
-	cfg->max_record = old->max_record;
-	if (cfg->grace != old->grace)
-		log_warn("reload: grace applies at the next start");
-	cfg->grace = old->grace;
-	if (cfg->metrics_len != old->metrics_len ||
-	    memcmp(&cfg->metrics, &old->metrics, old->metrics_len))
-		log_warn("reload: metrics_listen changes at the next restart");
-	cfg->metrics = old->metrics;
-	cfg->metrics_len = old->metrics_len;
-	if ((cfg->state_dir == NULL) != (old->state_dir == NULL) ||
-	    (cfg->state_dir && strcmp(cfg->state_dir, old->state_dir))) {
-		log_warn("reload: state_dir stays %s until lacunad is restarted",
-			 old->state_dir ? old->state_dir : "(none)");
-		dir = old->state_dir ? strdup(old->state_dir) : NULL;
-		if (dir || !old->state_dir) {
-			free(cfg->state_dir);
-			cfg->state_dir = dir;
-		}
-	}
+	(void)arg;
+	log_warn("%s", msg);
 }
 
 static void reload(struct gw_srv *s)
@@ -139,7 +99,8 @@ static void reload(struct gw_srv *s)
 	}
 	pthread_rwlock_wrlock(&s->cfg_lock);
 	old = s->cfg;
-	keep_start_settings(cfg, old);
+	/* the settings used at start (sockets, threads, pools, the state directory) stay */
+	gw_config_keep_start(cfg, old, print_warn, NULL);
 	gw_obj_flush_pseudo();
 	err = gw_exports_load(s, cfg);
 	if (err) {
@@ -421,6 +382,10 @@ int main(int argc, char *argv[])
 	}
 	if (cli.help) {
 		gw_cli_usage(stdout);
+		return 0;
+	}
+	if (cli.list_settings) {
+		gw_settings_write_man(stdout);
 		return 0;
 	}
 	if (cli.version) {

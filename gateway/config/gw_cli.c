@@ -12,6 +12,11 @@
  * long options as --name VALUE or --name=VALUE (--rdma only with '='),
  * short ones as -c FILE, -cFILE or clustered flags (-fV), and "--" to end
  * the options. Names are never abbreviated.
+ *
+ * The options that set a setting are not listed here: they are the flags
+ * of the settings table (config/gw_settings.c), as is --set's list of
+ * keys. Each value is checked by the table when parsed, kept as given,
+ * and set on top of the file by gw_config_from_cli() at every (re)load.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -20,95 +25,72 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_settings.h"
 #include "gw_parse.h"
 
 enum cli_id {
 	O_CONFIG,
 	O_EXPORT,
 	O_EXPORT_OPTS,
-	O_LISTEN,
-	O_THREADS,
-	O_LEASE,
-	O_STATE_DIR,
-	O_GRACE,
-	O_LEGACY_HANDLES,
-	O_RDMA,
 	O_FOREGROUND,
-	O_LOG,
 	O_SET,
-	O_STATS_FILE,
-	O_METRICS,
+	O_LIST_SETTINGS,
 	O_HELP,
-	O_VERSION
+	O_VERSION,
+	O_SETTING, /* a flag of the settings table */
 };
 enum cli_arg { A_NONE, A_REQUIRED, A_OPTIONAL };
 
-static const struct {
+struct cli_opt {
 	const char *name;
 	char short_name;
 	enum cli_arg arg;
 	enum cli_id id;
-} cli_opts[] = {
-	{ "config", 'c', A_REQUIRED, O_CONFIG },
-	{ "export", 0, A_REQUIRED, O_EXPORT },
-	{ "export-options", 0, A_REQUIRED, O_EXPORT_OPTS },
-	{ "listen", 0, A_REQUIRED, O_LISTEN },
-	{ "threads", 0, A_REQUIRED, O_THREADS },
-	{ "lease-time", 0, A_REQUIRED, O_LEASE },
-	{ "state-dir", 0, A_REQUIRED, O_STATE_DIR },
-	{ "grace", 0, A_REQUIRED, O_GRACE },
-	{ "legacy-handles", 0, A_REQUIRED, O_LEGACY_HANDLES },
-	{ "rdma", 0, A_OPTIONAL, O_RDMA },
-	{ "foreground", 'f', A_NONE, O_FOREGROUND },
-	{ "log-level", 0, A_REQUIRED, O_LOG },
-	{ "set", 0, A_REQUIRED, O_SET },
-	{ "stats-file", 0, A_REQUIRED, O_STATS_FILE },
-	{ "metrics-listen", 0, A_REQUIRED, O_METRICS },
-	{ "help", 'h', A_NONE, O_HELP },
-	{ "version", 'V', A_NONE, O_VERSION },
+	const char *usage; /* the option in --help */
+	const char *help;
+};
+
+/* The options that set no setting; those that do are the settings table's flags. */
+static const struct cli_opt cli_opts[] = {
+	{ "config", 'c', A_REQUIRED, O_CONFIG, "-c, --config FILE",
+	  "read exports and settings from FILE (default " GW_CONFIG_DEFAULT
+	  "; see lacunad.conf(5))" },
+	{ "export", 0, A_REQUIRED, O_EXPORT, "    --export DIR",
+	  "export DIR alone, without a configuration file, to loopback clients only "
+	  "(127.0.0.0/8 and ::1)" },
+	{ "export-options", 0, A_REQUIRED, O_EXPORT_OPTS, "    --export-options OPTS",
+	  "exports(5) options for --export, applied after the default 'rw' and 'secure' "
+	  "(e.g. ro, no_root_squash, insecure)" },
+	{ "foreground", 'f', A_NONE, O_FOREGROUND, "-f, --foreground",
+	  "stay in the foreground and log to stderr" },
+	{ "set", 0, A_REQUIRED, O_SET, "    --set KEY=VALUE",
+	  "a limit of lacunad.conf(5), such as max_connections_per_client=64 (repeatable; "
+	  "the limits are listed below)" },
+	{ "list-settings", 0, A_NONE, O_LIST_SETTINGS, "    --list-settings",
+	  "print every setting as the table of lacunad.conf(5) (markdown) and exit" },
+	{ "help", 'h', A_NONE, O_HELP, "-h, --help", "show this help and exit" },
+	{ "version", 'V', A_NONE, O_VERSION, "-V, --version", "show the version and exit" },
 };
 #define CLI_NOPTS (sizeof(cli_opts) / sizeof(cli_opts[0]))
 
 void gw_cli_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: lacunad [-c FILE] [options]\n"
-		"       lacunad --export DIR [--export-options OPTS] [options]\n"
-		"Serve directories (normally lacunafs mounts) over NFSv4.\n"
-		"\n"
-		"  -c, --config FILE         read exports and settings from FILE\n"
-		"                            (default " GW_CONFIG_DEFAULT "; see lacunad.conf(5))\n"
-		"      --export DIR          export DIR alone, without a configuration file,\n"
-		"                            to loopback clients only (127.0.0.0/8 and ::1)\n"
-		"      --export-options OPTS exports(5) options for --export, applied after\n"
-		"                            the default 'rw' and 'secure' (e.g. ro,\n"
-		"                            no_root_squash, insecure)\n"
-		"      --listen ADDR[:PORT]  listen there (default 0.0.0.0:2049, with --export\n"
-		"                            127.0.0.1:2049); IPv6 as [ADDR]:PORT\n"
-		"      --threads N           worker threads (default: one per CPU)\n"
-		"      --lease-time SECONDS  NFSv4 lease time, %d..%d (default %d)\n"
-		"      --state-dir DIR       where the clients holding state are recorded, for\n"
-		"                            their reclaims after a restart (default " GW_STATE_DIR_DEFAULT ")\n"
-		"      --grace on|off        grace period after a start (default on)\n"
-		"      --legacy-handles accept|refuse  version 1 (untagged) file handles\n"
-		"                            of an older lacunad, while its clients remount\n"
-		"                            (default refuse)\n"
-		"      --rdma[=PORT]         also serve RPC-over-RDMA (default port %d)\n"
-		"  -f, --foreground          stay in the foreground and log to stderr\n"
-		"      --log-level LEVEL     error, warn, notice, info (default) or debug\n"
-		"      --set KEY=VALUE       a limit of lacunad.conf(5), such as\n"
-		"                            max_connections_per_client=64 (repeatable)\n"
-		"      --stats-file PATH|none  rewrite PATH with the counters once a second\n"
-		"                            (with --export default STATE_DIR/stats)\n"
-		"      --metrics-listen ADDR[:PORT]  serve Prometheus metrics at\n"
-		"                            http://ADDR:PORT/metrics (default port %d)\n"
-		"  -h, --help                show this help and exit\n"
-		"  -V, --version             show the version and exit\n"
-		"\n"
-		"--config and --export are mutually exclusive. Options given here override\n"
-		"the settings of the configuration file, also when SIGHUP reloads it.\n",
-		GW_LEASE_MIN, GW_LEASE_MAX, GW_LEASE_DEFAULT, GW_RDMA_PORT_DEFAULT,
-		GW_METRICS_PORT_DEFAULT);
+	size_t i;
+
+	fputs("usage: lacunad [-c FILE] [options]\n"
+	      "       lacunad --export DIR [--export-options OPTS] [options]\n"
+	      "Serve directories (normally lacunafs mounts) over NFSv4.\n"
+	      "\n",
+	      out);
+	for (i = 0; i < CLI_NOPTS; i++)
+		gw_usage_line(out, cli_opts[i].usage, cli_opts[i].help);
+	fputs("\nSettings of lacunad.conf(5); given here they override the file's, also\n"
+	      "when SIGHUP reloads it:\n",
+	      out);
+	gw_settings_usage(out);
+	fputs("\nLimits of lacunad.conf(5), each given as --set KEY=VALUE:\n", out);
+	gw_settings_usage_set(out);
+	fputs("\n--config and --export are mutually exclusive.\n", out);
 }
 
 static int cli_fail(struct gw_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -149,47 +131,61 @@ static int check_export_opts(struct gw_cli *cli, const char *opts)
 	return rc ? -EINVAL : 0;
 }
 
-/* Apply --set KEY=VALUE to @l; a message in @why on failure. */
-static int cli_set_limit(struct gw_limits *l, const char *kv, char *why)
+const char *gw_cli_value(const struct gw_cli *cli, const char *key)
 {
-	const char *eq = strchr(kv, '=');
-	char key[64];
-	int rc;
+	int i = gw_setting_find(key, strlen(key));
 
-	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
-		snprintf(why, GW_WHY_MAX, "'%.64s' is not KEY=VALUE", kv);
-		return -EINVAL;
-	}
-	memcpy(key, kv, (size_t)(eq - kv));
-	key[eq - kv] = '\0';
-	rc = gw_limits_set(l, key, eq + 1, why);
-	if (rc == -ENOENT)
-		snprintf(why, GW_WHY_MAX, "'%.64s' is not a limit of lacunad.conf(5)", key);
-	return rc ? -EINVAL : 0;
+	return i < 0 ? NULL : cli->value[i];
 }
 
-static int cli_check_set(struct gw_cli *cli, const char *kv)
+/* --set KEY=VALUE: a limit, checked and kept. */
+static int cli_set(struct gw_cli *cli, const char *kv)
 {
+	const char *eq = strchr(kv, '=');
 	char why[GW_WHY_MAX];
-	struct gw_limits l;
+	int i;
 
 	if (cli->nsets == GW_CLI_SETS_MAX)
 		return cli_fail(cli, "--set given more than %d times", GW_CLI_SETS_MAX);
-	gw_limits_default(&l);
-	if (cli_set_limit(&l, kv, why))
+	if (!eq || eq == kv || eq - kv >= 64)
+		return cli_fail(cli, "--set: '%.64s' is not KEY=VALUE", kv);
+	i = gw_setting_find(kv, (size_t)(eq - kv));
+	if (i < 0 || !(gw_settings[i].flags & GW_SF_SET))
+		return cli_fail(cli, "--set: '%.*s' is not a limit of lacunad.conf(5)",
+				(int)(eq - kv), kv);
+	if (gw_setting_check((size_t)i, eq + 1, why))
 		return cli_fail(cli, "--set: %s", why);
+	cli->value[i] = eq + 1;
+	cli->nsets++;
 	return 0;
 }
 
-static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
+/*
+ * The flag --@name of the settings table, with @val (NULL: none): each
+ * row of the flag takes @val, or "on" when it takes no value.
+ */
+static int cli_flag(struct gw_cli *cli, const char *name, const char *val)
 {
-	struct sockaddr_storage ss;
 	char why[GW_WHY_MAX];
-	socklen_t len;
-	bool has_port;
-	uint64_t n;
+	size_t i;
 
-	switch (id) {
+	for (i = 0; i < gw_settings_n; i++) {
+		const struct gw_setting *s = &gw_settings[i];
+		const char *v = s->flag_arg ? val : "on";
+
+		if (!s->flag || strcmp(s->flag, name) || !v)
+			continue;
+		if (gw_setting_check(i, v, why))
+			return cli_fail(cli, "--%s: %s%s", name,
+					s->type == GW_ST_PORT ? "port " : "", why);
+		cli->value[i] = v;
+	}
+	return 0;
+}
+
+static int cli_apply(struct gw_cli *cli, const struct cli_opt *o, const char *val)
+{
+	switch (o->id) {
 	case O_CONFIG:
 		cli->config = val;
 		break;
@@ -204,68 +200,13 @@ static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
 			return -EINVAL;
 		cli->export_opts = val;
 		break;
-	case O_LISTEN:
-		if (gw_parse_listen(val, GW_PORT_DEFAULT, &ss, &len, &has_port, why))
-			return cli_fail(cli, "--listen: %s", why);
-		cli->listen = val;
-		break;
-	case O_THREADS:
-		if (gw_parse_uint(val, 1, GW_THREADS_MAX, &n, why))
-			return cli_fail(cli, "--threads: %s", why);
-		cli->threads = (unsigned int)n;
-		break;
-	case O_LEASE:
-		if (gw_parse_uint(val, GW_LEASE_MIN, GW_LEASE_MAX, &n, why))
-			return cli_fail(cli, "--lease-time: %s", why);
-		cli->lease_time = (unsigned int)n;
-		break;
-	case O_STATE_DIR:
-		if (val[0] != '/')
-			return cli_fail(cli, "--state-dir: '%.80s' is not an absolute path", val);
-		cli->state_dir = val;
-		break;
-	case O_GRACE: {
-		bool b;
-
-		if (gw_parse_bool(val, &b, why))
-			return cli_fail(cli, "--grace: %s", why);
-		cli->grace = b;
-		break;
-	}
-	case O_LEGACY_HANDLES:
-		if (strcmp(val, "accept") && strcmp(val, "refuse"))
-			return cli_fail(
-				cli, "--legacy-handles: '%.80s' is neither accept nor refuse", val);
-		cli->legacy_handles = val[0] == 'a';
-		break;
-	case O_RDMA:
-		cli->rdma = true;
-		if (val && gw_parse_uint(val, 1, 65535, &n, why))
-			return cli_fail(cli, "--rdma: port %s", why);
-		if (val)
-			cli->rdma_port = (uint16_t)n;
-		break;
 	case O_FOREGROUND:
 		cli->foreground = true;
 		break;
-	case O_LOG:
-		if (gw_parse_log_level(val, &cli->log_level, why))
-			return cli_fail(cli, "--log-level: %s", why);
-		break;
 	case O_SET:
-		if (cli_check_set(cli, val))
-			return -EINVAL;
-		cli->sets[cli->nsets++] = val;
-		break;
-	case O_STATS_FILE:
-		if (val[0] != '/' && strcmp(val, "none"))
-			return cli_fail(cli, "--stats-file: '%.80s' is not an absolute path", val);
-		cli->stats_file = val;
-		break;
-	case O_METRICS:
-		if (gw_parse_listen(val, GW_METRICS_PORT_DEFAULT, &ss, &len, &has_port, why))
-			return cli_fail(cli, "--metrics-listen: %s", why);
-		cli->metrics_listen = val;
+		return cli_set(cli, val);
+	case O_LIST_SETTINGS:
+		cli->list_settings = true;
 		break;
 	case O_HELP:
 		cli->help = true;
@@ -273,6 +214,8 @@ static int cli_apply(struct gw_cli *cli, enum cli_id id, const char *val)
 	case O_VERSION:
 		cli->version = true;
 		break;
+	case O_SETTING:
+		return cli_flag(cli, o->name, val);
 	}
 	return 0;
 }
@@ -295,49 +238,37 @@ static char *export_state_dir(const struct gw_config *cfg)
 }
 
 /*
- * --stats-file PATH or none; in one-export mode without it, the file
- * "stats" in the state directory.
+ * The option named @name (@len bytes; @len 0: the short option @c) in
+ * *o: one of cli_opts, or a flag of the settings table, which takes a
+ * value when one of its rows does, optionally (with '=' only) when
+ * another of its rows takes none.
  */
-static int cli_stats_file(const struct gw_cli *cli, struct gw_config *cfg)
+static bool find_opt(const char *name, size_t len, char c, struct cli_opt *o)
 {
-	char *f;
-
-	if (!cli->stats_file && !cli->export_dir)
-		return 0; /* the file's setting stays */
-	if (cli->stats_file && !strcmp(cli->stats_file, "none")) {
-		f = NULL;
-	} else if (cli->stats_file) {
-		f = strdup(cli->stats_file);
-		if (!f)
-			return -ENOMEM;
-	} else if (asprintf(&f, "%s/stats", cfg->state_dir) < 0) {
-		return -ENOMEM;
-	}
-	free(cfg->stats_file);
-	cfg->stats_file = f;
-	return 0;
-}
-
-static int find_long(const char *name, size_t len)
-{
+	bool bare = false, arg = false;
 	size_t i;
 
 	for (i = 0; i < CLI_NOPTS; i++) {
-		if (strlen(cli_opts[i].name) == len && !strncmp(name, cli_opts[i].name, len))
-			return (int)i;
+		if (len ? strlen(cli_opts[i].name) == len && !strncmp(name, cli_opts[i].name, len)
+			: cli_opts[i].short_name == c) {
+			*o = cli_opts[i];
+			return true;
+		}
 	}
-	return -1;
-}
+	*o = (struct cli_opt){ .id = O_SETTING };
+	for (i = 0; i < gw_settings_n; i++) {
+		const struct gw_setting *s = &gw_settings[i];
 
-static int find_short(char c)
-{
-	size_t i;
-
-	for (i = 0; i < CLI_NOPTS; i++) {
-		if (cli_opts[i].short_name && cli_opts[i].short_name == c)
-			return (int)i;
+		if (!s->flag || !(len ? strlen(s->flag) == len && !strncmp(name, s->flag, len)
+				      : s->short_flag && s->short_flag == c))
+			continue;
+		o->name = s->flag;
+		o->short_name = s->short_flag;
+		arg |= s->flag_arg != NULL;
+		bare |= s->flag_arg == NULL;
 	}
-	return -1;
+	o->arg = arg && bare ? A_OPTIONAL : arg ? A_REQUIRED : A_NONE;
+	return o->name != NULL;
 }
 
 /* --name, --name=VALUE, --name VALUE; *i moves past a separate value. */
@@ -345,22 +276,22 @@ static int parse_long(struct gw_cli *cli, int argc, char *const argv[], int *i)
 {
 	const char *name = argv[*i] + 2, *eq = strchr(name, '='), *val = NULL;
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
-	int k = find_long(name, len);
+	struct cli_opt o;
 
-	if (k < 0)
+	if (!len || !find_opt(name, len, 0, &o))
 		return cli_fail(cli, "unknown option '--%.*s'", (int)(len > 64 ? 64 : len), name);
 	if (eq) {
-		if (cli_opts[k].arg == A_NONE)
-			return cli_fail(cli, "option '--%s' takes no value", cli_opts[k].name);
+		if (o.arg == A_NONE)
+			return cli_fail(cli, "option '--%s' takes no value", o.name);
 		val = eq + 1;
-	} else if (cli_opts[k].arg == A_REQUIRED) {
+	} else if (o.arg == A_REQUIRED) {
 		if (*i + 1 >= argc)
-			return cli_fail(cli, "option '--%s' needs a value", cli_opts[k].name);
+			return cli_fail(cli, "option '--%s' needs a value", o.name);
 		val = argv[++*i];
 	}
 	if (val && !*val)
-		return cli_fail(cli, "option '--%s' needs a non-empty value", cli_opts[k].name);
-	return cli_apply(cli, cli_opts[k].id, val);
+		return cli_fail(cli, "option '--%s' needs a non-empty value", o.name);
+	return cli_apply(cli, &o, val);
 }
 
 /* -f, -fV, -c FILE, -cFILE. */
@@ -369,12 +300,12 @@ static int parse_short(struct gw_cli *cli, int argc, char *const argv[], int *i)
 	const char *p = argv[*i] + 1;
 
 	for (; *p; p++) {
-		int k = find_short(*p);
 		const char *val = NULL;
+		struct cli_opt o;
 
-		if (k < 0)
+		if (!find_opt(NULL, 0, *p, &o))
 			return cli_fail(cli, "unknown option '-%c'", *p);
-		if (cli_opts[k].arg == A_REQUIRED) {
+		if (o.arg == A_REQUIRED) {
 			if (p[1])
 				val = p + 1;
 			else if (*i + 1 < argc)
@@ -383,9 +314,9 @@ static int parse_short(struct gw_cli *cli, int argc, char *const argv[], int *i)
 				return cli_fail(cli, "option '-%c' needs a value", *p);
 			if (!*val)
 				return cli_fail(cli, "option '-%c' needs a non-empty value", *p);
-			return cli_apply(cli, cli_opts[k].id, val);
+			return cli_apply(cli, &o, val);
 		}
-		if (cli_apply(cli, cli_opts[k].id, NULL))
+		if (cli_apply(cli, &o, NULL))
 			return -EINVAL;
 	}
 	return 0;
@@ -396,7 +327,7 @@ int gw_cli_parse(int argc, char *const argv[], struct gw_cli *cli)
 	bool config_given;
 	int i;
 
-	*cli = (struct gw_cli){ .log_level = -1, .grace = -1, .legacy_handles = -1 };
+	*cli = (struct gw_cli){ .log_level = -1 };
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int rc;
@@ -419,8 +350,10 @@ int gw_cli_parse(int argc, char *const argv[], struct gw_cli *cli)
 		if (rc)
 			return rc;
 	}
-	if (cli->help || cli->version)
+	if (cli->help || cli->version || cli->list_settings)
 		return 0;
+	if (gw_cli_value(cli, "log_level"))
+		gw_parse_log_level(gw_cli_value(cli, "log_level"), &cli->log_level, cli->err);
 	config_given = cli->config != NULL;
 	if (config_given && cli->export_dir)
 		return cli_fail(cli, "--config and --export are mutually exclusive");
@@ -436,67 +369,52 @@ int gw_config_from_cli(const struct gw_cli *cli, struct gw_config **out, gw_err_
 {
 	struct gw_err e = { .fn = err_fn, .arg = arg, .file = "command line" };
 	struct gw_config *cfg;
-	char why[GW_WHY_MAX];
-	bool has_port;
-	unsigned int i;
+	char why[GW_WHY_MAX], *f = NULL;
+	size_t i;
 	int rc;
 
 	if (cli->export_dir)
-		rc = gw_config_from_args(cli->export_dir, cli->export_opts, cli->listen, &cfg,
-					 err_fn, arg);
+		rc = gw_config_from_args(cli->export_dir, cli->export_opts,
+					 gw_cli_value(cli, "listen"), &cfg, err_fn, arg);
 	else
 		rc = gw_config_load(cli->config ? cli->config : GW_CONFIG_DEFAULT, &cfg, err_fn,
 				    arg);
 	*out = NULL;
 	if (rc)
 		return rc;
-	if (cli->listen && !cli->export_dir &&
-	    gw_parse_listen(cli->listen, GW_PORT_DEFAULT, &cfg->listen, &cfg->listen_len, &has_port,
-			    why)) {
-		gw_err_at(&e, 0, "--listen: %s", why);
-		gw_config_free(cfg);
-		return -EINVAL;
-	}
-	if (cli->threads)
-		cfg->threads = cli->threads;
-	if (cli->lease_time)
-		cfg->lease_time = cli->lease_time;
-	if (cli->state_dir || cli->export_dir) {
-		char *d = cli->state_dir ? strdup(cli->state_dir) : export_state_dir(cfg);
+	for (i = 0; i < gw_settings_n; i++) {
+		const struct gw_setting *s = &gw_settings[i];
 
-		if (!d) {
-			gw_config_free(cfg);
-			return -ENOMEM;
+		if (!cli->value[i])
+			continue;
+		rc = gw_setting_set(cfg, i, cli->value[i], why);
+		if (rc == -ENOMEM)
+			goto out_free_cfg;
+		if (rc) {
+			gw_err_at(&e, 0, "--%s: %s", s->flags & GW_SF_SET ? "set" : s->flag, why);
+			rc = -EINVAL;
+			goto out_free_cfg;
 		}
+	}
+	gw_settings_settle(cfg);
+	/* one-export mode: the state directory and statistics of its address */
+	rc = -ENOMEM;
+	if (cli->export_dir && !gw_cli_value(cli, "state_dir")) {
+		f = export_state_dir(cfg);
+		if (!f)
+			goto out_free_cfg;
 		free(cfg->state_dir);
-		cfg->state_dir = d;
+		cfg->state_dir = f;
 	}
-	rc = cli_stats_file(cli, cfg);
-	if (rc) {
-		gw_config_free(cfg);
-		return rc;
-	}
-	if (cli->metrics_listen) {
-		gw_parse_listen(cli->metrics_listen, GW_METRICS_PORT_DEFAULT, &cfg->metrics,
-				&cfg->metrics_len, &has_port, why);
-	}
-	if (cli->grace >= 0)
-		cfg->grace = cli->grace;
-	if (cli->legacy_handles >= 0)
-		cfg->legacy_handles = cli->legacy_handles;
-	if (cli->rdma)
-		cfg->rdma = true;
-	if (cli->rdma_port)
-		cfg->rdma_port = cli->rdma_port;
-	if (cli->log_level >= 0)
-		cfg->log_level = cli->log_level;
-	for (i = 0; i < cli->nsets; i++) {
-		if (cli_set_limit(&cfg->limits, cli->sets[i], why)) {
-			gw_err_at(&e, 0, "--set: %s", why);
-			gw_config_free(cfg);
-			return -EINVAL;
-		}
+	if (cli->export_dir && !gw_cli_value(cli, "stats_file")) {
+		if (asprintf(&f, "%s/stats", cfg->state_dir) < 0)
+			goto out_free_cfg;
+		free(cfg->stats_file);
+		cfg->stats_file = f;
 	}
 	*out = cfg;
 	return 0;
+out_free_cfg:
+	gw_config_free(cfg);
+	return rc;
 }

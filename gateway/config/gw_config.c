@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Reading lacunad.conf (docs/lacunad.conf.5.md): lines, words and
- * settings lines "key = value" (export lines are gw_exports.c's), and the
- * one-export configuration of the command line.
+ * settings lines "key = value" (export lines are gw_exports.c's; the
+ * settings' values are the settings table's, config/gw_settings.c), and
+ * the one-export configuration of the command line.
  *
  * Operation: the file is read whole (at most GW_FILE_MAX bytes). Each
  * physical line loses its comment (a '#' outside quotes at the start of a
@@ -25,20 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gw_settings.h"
 #include "gw_parse.h"
-
-static const char *const setting_names[GW_SET_N] = {
-	[GW_SET_LISTEN] = "listen",	  [GW_SET_PORT] = "port",
-	[GW_SET_RDMA] = "rdma",		  [GW_SET_RDMA_PORT] = "rdma_port",
-	[GW_SET_THREADS] = "threads",	  [GW_SET_LEASE_TIME] = "lease_time",
-	[GW_SET_GRACE] = "grace",	  [GW_SET_STATE_DIR] = "state_dir",
-	[GW_SET_MAX_RECORD] = "max_record",
-	[GW_SET_LOG_LEVEL] = "log_level", [GW_SET_STATS_FILE] = "stats_file",
-	[GW_SET_DRC_ENTRIES] = "drc_entries",
-	[GW_SET_COPY_SYNC_MAX] = "copy_sync_max",
-	[GW_SET_METRICS_LISTEN] = "metrics_listen",
-	[GW_SET_LEGACY_HANDLES] = "legacy_handles",
-};
 
 static bool is_blank(char c)
 {
@@ -58,34 +47,14 @@ static unsigned int line_at(const struct gw_loader *ld, const char *p)
 static struct gw_config *config_new(const char *source)
 {
 	struct gw_config *cfg = calloc(1, sizeof(*cfg));
-	struct sockaddr_in *in;
 
 	if (!cfg)
 		return NULL;
 	cfg->source = strdup(source);
-	if (!cfg->source) {
-		free(cfg);
+	if (!cfg->source || gw_settings_default(cfg)) {
+		gw_config_free(cfg);
 		return NULL;
 	}
-	in = (struct sockaddr_in *)&cfg->listen;
-	in->sin_family = AF_INET;
-	in->sin_port = htons(GW_PORT_DEFAULT);
-	in->sin_addr.s_addr = htonl(INADDR_ANY);
-	cfg->listen_len = sizeof(*in);
-	cfg->rdma_port = GW_RDMA_PORT_DEFAULT;
-	cfg->lease_time = GW_LEASE_DEFAULT;
-	cfg->grace = true;
-	cfg->state_dir = strdup(GW_STATE_DIR_DEFAULT);
-	if (!cfg->state_dir) {
-		free(cfg->source);
-		free(cfg);
-		return NULL;
-	}
-	cfg->max_record = GW_RECORD_DEFAULT;
-	cfg->drc_entries = GW_DRC_ENTRIES_DEFAULT;
-	cfg->copy_sync_max = GW_COPY_SYNC_DEFAULT;
-	cfg->log_level = GW_LOG_DEFAULT;
-	gw_limits_default(&cfg->limits);
 	return cfg;
 }
 
@@ -98,19 +67,18 @@ void gw_config_free(struct gw_config *cfg)
 	for (i = 0; i < cfg->nexports; i++)
 		gw_export_free(&cfg->exports[i]);
 	free(cfg->exports);
-	free(cfg->stats_file);
-	free(cfg->state_dir);
+	gw_settings_free(cfg);
 	free(cfg->source);
 	free(cfg);
 }
 
-static unsigned int online_cpus(void)
+void gw_settings_settle(struct gw_config *cfg)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (n < 1)
-		return 1;
-	return n > GW_THREADS_MAX ? GW_THREADS_MAX : (unsigned int)n;
+	if (cfg->threads)
+		return;
+	cfg->threads = n < 1 ? 1 : n > GW_THREADS_MAX ? GW_THREADS_MAX : (unsigned int)n;
 }
 
 /* ---------------------------------------------------------------- words */
@@ -193,114 +161,12 @@ int gw_next_word(struct gw_loader *ld, char **pp, char **word, unsigned int *lin
 
 /* ---------------------------------------------------------------- settings */
 
-static int set_value(struct gw_loader *ld, enum gw_setting s, const char *v, char *why)
-{
-	struct gw_config *cfg = ld->cfg;
-	uint64_t n;
-	int rc;
-
-	switch (s) {
-	case GW_SET_LISTEN:
-		return gw_parse_listen(v, GW_PORT_DEFAULT, &cfg->listen, &cfg->listen_len,
-				       &ld->listen_has_port, why);
-	case GW_SET_PORT:
-		rc = gw_parse_uint(v, 1, 65535, &n, why);
-		if (rc == 0)
-			ld->port = (uint16_t)n;
-		return rc;
-	case GW_SET_RDMA:
-		return gw_parse_bool(v, &cfg->rdma, why);
-	case GW_SET_RDMA_PORT:
-		rc = gw_parse_uint(v, 1, 65535, &n, why);
-		if (rc == 0)
-			cfg->rdma_port = (uint16_t)n;
-		return rc;
-	case GW_SET_THREADS:
-		if (!strcmp(v, "auto"))
-			return 0;
-		rc = gw_parse_uint(v, 1, GW_THREADS_MAX, &n, why);
-		if (rc == 0)
-			ld->threads = (unsigned int)n;
-		return rc;
-	case GW_SET_LEASE_TIME:
-		rc = gw_parse_uint(v, GW_LEASE_MIN, GW_LEASE_MAX, &n, why);
-		if (rc == 0)
-			cfg->lease_time = (unsigned int)n;
-		return rc;
-	case GW_SET_GRACE:
-		return gw_parse_bool(v, &cfg->grace, why);
-	case GW_SET_STATE_DIR:
-		if (v[0] != '/') {
-			snprintf(why, GW_WHY_MAX, "'%.80s' is not an absolute path", v);
-			return -EINVAL;
-		}
-		free(cfg->state_dir);
-		cfg->state_dir = strdup(v);
-		return cfg->state_dir ? 0 : -ENOMEM;
-	case GW_SET_MAX_RECORD:
-		rc = gw_parse_size(v, GW_RECORD_MIN, GW_RECORD_MAX, &n, why);
-		if (rc == 0)
-			cfg->max_record = (uint32_t)n;
-		return rc;
-	case GW_SET_COPY_SYNC_MAX:
-		rc = gw_parse_size(v, GW_COPY_SYNC_MIN, GW_COPY_SYNC_MAX, &n, why);
-		if (rc == 0)
-			cfg->copy_sync_max = n;
-		return rc;
-	case GW_SET_LOG_LEVEL:
-		return gw_parse_log_level(v, &cfg->log_level, why);
-	case GW_SET_DRC_ENTRIES:
-		rc = gw_parse_uint(v, 0, GW_DRC_ENTRIES_MAX, &n, why);
-		if (rc == 0)
-			cfg->drc_entries = (unsigned int)n;
-		return rc;
-	case GW_SET_STATS_FILE:
-		if (!strcmp(v, "none"))
-			return 0;
-		if (v[0] != '/') {
-			snprintf(why, GW_WHY_MAX, "'%.80s' is not an absolute path", v);
-			return -EINVAL;
-		}
-		cfg->stats_file = strdup(v);
-		return cfg->stats_file ? 0 : -ENOMEM;
-	case GW_SET_METRICS_LISTEN: {
-		bool has_port;
-
-		if (!strcmp(v, "none"))
-			return 0;
-		return gw_parse_listen(v, GW_METRICS_PORT_DEFAULT, &cfg->metrics,
-				       &cfg->metrics_len, &has_port, why);
-	}
-	case GW_SET_LEGACY_HANDLES:
-		if (!strcmp(v, "accept") || !strcmp(v, "refuse")) {
-			cfg->legacy_handles = v[0] == 'a';
-			return 0;
-		}
-		snprintf(why, GW_WHY_MAX, "'%.80s' is neither accept nor refuse", v);
-		return -EINVAL;
-	case GW_SET_N:
-		break;
-	}
-	return -EINVAL;
-}
-
-static int find_setting(const char *key, size_t len)
-{
-	int i;
-
-	for (i = 0; i < GW_SET_N; i++) {
-		if (strlen(setting_names[i]) == len && !strncmp(key, setting_names[i], len))
-			return i;
-	}
-	return -1;
-}
-
 static void parse_setting(struct gw_loader *ld, char *p)
 {
 	char *key = p, *value, *extra, why[GW_WHY_MAX], alt[48];
 	unsigned int kline = line_at(ld, p), vline, xline, *first;
 	size_t klen;
-	int s, lim, rc;
+	int s, rc;
 
 	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 	       *p == '_' || *p == '-')
@@ -319,16 +185,14 @@ static void parse_setting(struct gw_loader *ld, char *p)
 	}
 	key[klen] = '\0';
 	p++;
-	s = find_setting(key, klen);
-	lim = s < 0 ? gw_limits_index(key) : -1;
-	if (s < 0 && lim < 0) {
+	s = gw_setting_find(key, klen);
+	if (s < 0) {
 		size_t i;
 
 		snprintf(alt, sizeof(alt), "%s", key);
 		for (i = 0; alt[i]; i++)
 			alt[i] = alt[i] == '-' ? '_' : alt[i];
-		if (klen < sizeof(alt) &&
-		    (find_setting(alt, klen) >= 0 || gw_limits_index(alt) >= 0))
+		if (klen < sizeof(alt) && gw_setting_find(alt, klen) >= 0)
 			gw_err_at(&ld->err, kline, "unknown setting '%s' (did you mean %s?)", key,
 				  alt);
 		else
@@ -349,15 +213,12 @@ static void parse_setting(struct gw_loader *ld, char *p)
 		gw_err_at(&ld->err, xline, "%s: unexpected '%.64s' after the value", key, extra);
 		return;
 	}
-	first = lim >= 0 ? &ld->limit_line[lim] : &ld->set_line[s];
+	first = &ld->set_line[s];
 	if (*first) {
 		gw_err_at(&ld->err, kline, "%s set twice (first at line %u)", key, *first);
 		return;
 	}
-	if (lim >= 0)
-		rc = gw_limits_set(&ld->cfg->limits, key, value, why);
-	else
-		rc = set_value(ld, (enum gw_setting)s, value, why);
+	rc = gw_setting_set(ld->cfg, (size_t)s, value, why);
 	if (rc == -ENOMEM) {
 		ld->fatal = rc;
 		return;
@@ -489,23 +350,30 @@ static int parse_text(struct gw_loader *ld, const char *data, size_t size)
 
 /* ---------------------------------------------------------------- checks */
 
+/* The line where the setting named key was given, 0: not given. */
+static unsigned int line_of(const struct gw_loader *ld, const char *key)
+{
+	return ld->set_line[gw_setting_find(key, strlen(key))];
+}
+
 static int finish(struct gw_loader *ld)
 {
 	struct gw_config *cfg = ld->cfg;
+	unsigned int port_line = line_of(ld, "port");
 
-	if (ld->set_line[GW_SET_PORT]) {
+	if (port_line) {
 		struct sockaddr_in *in = (struct sockaddr_in *)&cfg->listen;
 		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&cfg->listen;
 		uint16_t *port = cfg->listen.ss_family == AF_INET ? &in->sin_port : &in6->sin6_port;
 
-		if (ld->listen_has_port && ntohs(*port) != ld->port)
-			gw_err_at(&ld->err, ld->set_line[GW_SET_PORT],
-				  "port = %u conflicts with the port of listen (line %u)", ld->port,
-				  ld->set_line[GW_SET_LISTEN]);
+		if (cfg->listen_has_port && ntohs(*port) != cfg->port)
+			gw_err_at(&ld->err, port_line,
+				  "port = %u conflicts with the port of listen (line %u)",
+				  cfg->port, line_of(ld, "listen"));
 		else
-			*port = htons(ld->port);
+			*port = htons(cfg->port);
 	}
-	cfg->threads = ld->threads ? ld->threads : online_cpus();
+	gw_settings_settle(cfg);
 	if (!ld->export_lines)
 		gw_err_at(&ld->err, 0, "no exports: add a line such as '/srv/data 127.0.0.1(rw)'");
 	return gw_check_exports(cfg, &ld->err);
@@ -627,7 +495,7 @@ int gw_config_from_args(const char *dir, const char *opts, const char *listen,
 	cfg = config_new("command line");
 	if (!cfg)
 		return -ENOMEM;
-	cfg->threads = online_cpus();
+	gw_settings_settle(cfg);
 	if (gw_parse_listen(listen ? listen : "127.0.0.1", GW_PORT_DEFAULT, &cfg->listen,
 			    &cfg->listen_len, &has_port, why))
 		gw_err_at(&e, 0, "--listen: %s", why);

@@ -118,13 +118,19 @@ struct gw_export {
 	size_t nclients;
 };
 
+/*
+ * The settings are declared, with their defaults and ranges, in the table
+ * of config/gw_settings.c, which finds each one here by its offset.
+ */
 struct gw_config {
 	char *source; /* the file, or "command line" */
 	struct sockaddr_storage listen;
 	socklen_t listen_len;
+	bool listen_has_port; /* listen was written with a port */
+	uint16_t port;	      /* the port setting, folded into listen at load */
 	bool rdma;
 	uint16_t rdma_port;
-	unsigned int threads;
+	unsigned int threads;	 /* 0 (auto) only while loading: one per CPU */
 	unsigned int lease_time; /* seconds */
 	bool grace;
 	char *state_dir;     /* stable client records (nfs4_recov.h) */
@@ -176,6 +182,17 @@ int gw_config_check_paths(const struct gw_config *cfg, gw_err_fn *err_fn, void *
 void gw_config_free(struct gw_config *cfg);
 
 /*
+ * A reload: give cfg, the configuration just built, the values of old
+ * for the settings a reload does not apply (those taken at start), and
+ * report each one that changed through warn ("reload: ... restart").
+ */
+void gw_config_keep_start(struct gw_config *cfg, const struct gw_config *old, gw_err_fn *warn,
+			  void *arg);
+
+/* Write the settings as the SETTINGS TABLE of lacunad.conf(5), in markdown. */
+void gw_settings_write_man(FILE *out);
+
+/*
  * The rule of exp that admits a client address (AF_INET or AF_INET6;
  * anything else is refused): the first matching rule in line order, as
  * exports(5) does, or NULL when access is denied.
@@ -201,25 +218,21 @@ void gw_client_squash(const struct gw_client *c, struct gw_cred *cred);
 /* ---------------------------------------------------------------- command line */
 
 #define GW_CLI_SETS_MAX 16 /* --set options on one command line */
+#define GW_SETTINGS_MAX 64 /* rows of the settings table (config/gw_settings.c) */
 
 struct gw_cli {
 	const char *config;	 /* --config, else GW_CONFIG_DEFAULT unless --export */
 	const char *export_dir;	 /* --export */
 	const char *export_opts; /* --export-options */
-	const char *listen;	 /* --listen, validated; NULL: not given */
-	unsigned int threads;	 /* 0: not given */
-	unsigned int lease_time; /* 0: not given */
-	const char *state_dir;	 /* --state-dir; NULL: not given */
-	int grace;		 /* --grace on|off; -1: not given */
-	int legacy_handles;	 /* --legacy-handles accept|refuse; -1: not given */
-	bool rdma;		 /* --rdma given */
-	uint16_t rdma_port;	 /* --rdma=PORT; 0: not given */
-	int log_level;		 /* -1: not given */
-	const char *sets[GW_CLI_SETS_MAX]; /* --set KEY=VALUE, validated */
-	unsigned int nsets;
-	const char *stats_file;	    /* --stats-file PATH or "none"; NULL: not given */
-	const char *metrics_listen; /* --metrics-listen, validated; NULL: not given */
+	/*
+	 * The settings given by their flags or --set, validated, by row of
+	 * the settings table; NULL: not given. See gw_cli_value().
+	 */
+	const char *value[GW_SETTINGS_MAX];
+	unsigned int nsets; /* --set options given */
+	int log_level; /* of --log-level, for the messages before a configuration; -1: not given */
 	bool foreground;
+	bool list_settings;
 	bool help;
 	bool version;
 	char err[256]; /* why gw_cli_parse() failed */
@@ -237,11 +250,13 @@ int gw_cli_parse(int argc, char *const argv[], struct gw_cli *cli);
 /* Write the --help text. */
 void gw_cli_usage(FILE *out);
 
+/* The value the command line gives the setting named key, or NULL. */
+const char *gw_cli_value(const struct gw_cli *cli, const char *key);
+
 /*
  * Build the configuration the command line asks for: the file of
- * --config, or the one export of --export, then the command line's
- * --listen, --threads, --lease-time, --state-dir, --grace,
- * --legacy-handles, --rdma, --log-level and --set on top.
+ * --config, or the one export of --export, then the settings of the
+ * command line (their flags and --set) on top.
  * Calling it again on SIGHUP re-reads the file and keeps the overrides.
  * With --export there is no file, so a reload has nothing to re-read;
  * a relative DIR is resolved against the working directory, so build the

@@ -3,9 +3,9 @@
  * lacunad's resource limits: the settings that bound what clients can
  * make it hold (connections, requests, replies waiting to be sent,
  * partly received records, time spent idle or stuck), their defaults
- * and ranges, and how a "key = value" of lacunad.conf(5) or a --set
- * KEY=VALUE of the command line sets one. Each one is described in
- * docs/lacunad.conf.5.md, LIMITS.
+ * and ranges (the settings table, config/gw_settings.c, declares them
+ * as settings, also given as --set KEY=VALUE) and what those set to
+ * auto come to. Each one is described in docs/lacunad.conf.5.md, LIMITS.
  *
  * A struct gw_limits lives inside struct gw_config and, like it, is
  * never changed once built; the transports read it when they start and
@@ -113,20 +113,6 @@ struct gw_limits {
 	unsigned int max_locks;	       /* byte-range locks (ranges) in all */
 	unsigned int max_locks_client;
 };
-
-/* Every limit at its default. */
-void gw_limits_default(struct gw_limits *l);
-
-/*
- * Set the limit named @key (a lacunad.conf key) to @value. Returns 0,
- * -ENOENT when @key names no limit, or -EINVAL/-ERANGE with a message
- * in @why (GW_WHY_MAX bytes).
- */
-int gw_limits_set(struct gw_limits *l, const char *key, const char *value, char *why);
-
-/* Number of limits; the index of the limit named @key (0..GW_LIMITS_N-1), or -1. */
-#define GW_LIMITS_N 25
-int gw_limits_index(const char *key);
 
 /* max_connections in force for a process allowed @nofile fds. */
 unsigned int gw_limits_max_conns(const struct gw_limits *l, uint64_t nofile);

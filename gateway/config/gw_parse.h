@@ -35,26 +35,6 @@ struct gw_err {
 void gw_err_at(struct gw_err *e, unsigned int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The settings of the file, in the order of the manual. */
-enum gw_setting {
-	GW_SET_LISTEN,
-	GW_SET_PORT,
-	GW_SET_RDMA,
-	GW_SET_RDMA_PORT,
-	GW_SET_THREADS,
-	GW_SET_LEASE_TIME,
-	GW_SET_GRACE,
-	GW_SET_STATE_DIR,
-	GW_SET_MAX_RECORD,
-	GW_SET_LOG_LEVEL,
-	GW_SET_STATS_FILE,
-	GW_SET_DRC_ENTRIES,
-	GW_SET_COPY_SYNC_MAX,
-	GW_SET_METRICS_LISTEN,
-	GW_SET_LEGACY_HANDLES,
-	GW_SET_N
-};
-
 /* Where a part of the logical line starts in the file. */
 struct gw_seg {
 	size_t off;
@@ -71,12 +51,11 @@ struct gw_loader {
 	size_t nsegs, segcap;
 	size_t expcap;
 	size_t export_lines;		 /* seen, good or bad */
-	unsigned int set_line[GW_SET_N]; /* where each setting was given, 0: not */
-	unsigned int limit_line[GW_LIMITS_N]; /* the same for the limits (gw_limits.h) */
-	bool listen_has_port;
-	uint16_t port;
-	unsigned int threads; /* 0: one per CPU */
+	unsigned int set_line[GW_SETTINGS_MAX]; /* where each setting was given, 0: not */
 };
+
+/* Settings whose value follows from the machine: threads = auto, one per CPU. */
+void gw_settings_settle(struct gw_config *cfg);
 
 /*
  * The next word of the logical line from *pp, decoded in place and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Fuzz harness of the fattr4 decoders of lacunad (gateway/nfs4_attr.c):
+ * Fuzz harness of the fattr4 decoders of lacunad (gateway/nfs4/nfs4_attr.c):
  * the input is a fattr4 as SETATTR, CREATE and OPEN carry it, decoded by
  * nfs4_dec_sattr(), then as VERIFY's and GETATTR's bitmap4 by
  * nfs4_dec_attrmask().

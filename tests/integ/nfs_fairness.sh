@@ -8,7 +8,7 @@
 # would wait for the ~100 queued ahead of it (tests/tools/nfs_fairness.py
 # counts replies, not seconds, so a loaded machine does not change the
 # verdict). The workers serve the connections with work in turn
-# (gateway/gw_worker.c); a server that served requests in arrival order
+# (gateway/xprt/gw_worker.c); a server that served requests in arrival order
 # fails this.
 . "$top_srcdir/tests/lib.sh"
 lt_init

@@ -8,7 +8,7 @@
  * Operation
  * ---------
  * What is atomic. A READ_PLUS is one sparse read under lacunafs's range
- * lock (gateway/nfs4_op_sparse.c). Every FUSE write, fallocate and
+ * lock (gateway/nfs4/ops/nfs4_op_sparse.c). Every FUSE write, fallocate and
  * truncate is applied under that lock too, so each is seen whole or not
  * at all. A write(2) through the mount (direct_io) reaches lacunafs as
  * one FUSE write only up to the mount's write unit (LACUNA_IOC_INFO:

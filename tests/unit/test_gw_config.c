@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of lacunad's configuration layer (gateway/gw_config.h):
+ * Unit tests of lacunad's configuration layer (gateway/config/gw_config.h):
  * every setting and its defaults, every export option, client
  * specifications and address matching (prefix edges, IPv4 clients seen
  * as v4-mapped IPv6, first match in line order), error messages with the
@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "gw_config.h"
-#include "gw_drc.h"
+#include "gw_settings.h"
 
 #define ERRS_MAX 64
 
@@ -122,6 +122,16 @@ static void load_fails(const char *text, unsigned int line, const char *what)
 	}
 	assert_null(cfg);
 	check_err(&e, 0, line, what);
+}
+
+/* The row of the settings table named name. */
+static size_t setting(const char *name)
+{
+	int i = gw_setting_find(name, strlen(name));
+
+	if (i < 0)
+		fail_msg("no setting '%s' in the table", name);
+	return (size_t)i;
 }
 
 static void to_sockaddr(const char *addr, struct sockaddr_storage *ss)
@@ -1185,11 +1195,11 @@ static void test_cli(void **state)
 	assert_int_equal(gw_cli_parse(1, none, &cli), 0);
 	assert_string_equal(cli.config, GW_CONFIG_DEFAULT);
 	assert_null(cli.export_dir);
-	assert_null(cli.listen);
-	assert_int_equal(cli.threads, 0);
-	assert_int_equal(cli.lease_time, 0);
-	assert_false(cli.rdma);
-	assert_int_equal(cli.rdma_port, 0);
+	assert_null(gw_cli_value(&cli, "listen"));
+	assert_null(gw_cli_value(&cli, "threads"));
+	assert_null(gw_cli_value(&cli, "lease_time"));
+	assert_null(gw_cli_value(&cli, "rdma"));
+	assert_null(gw_cli_value(&cli, "rdma_port"));
 	assert_int_equal(cli.log_level, -1);
 	assert_false(cli.foreground || cli.help || cli.version);
 
@@ -1208,24 +1218,24 @@ static void test_cli(void **state)
 			 0);
 	assert_null(cli.config);
 	assert_string_equal(cli.export_dir, "/srv");
-	assert_string_equal(cli.listen, "127.0.0.1:2050");
+	assert_string_equal(gw_cli_value(&cli, "listen"), "127.0.0.1:2050");
 	assert_string_equal(cli.export_opts, "ro,no_root_squash");
 
 	assert_int_equal(CLI(&cli, "--threads", "8", "--lease-time=30", "--rdma", "--foreground",
 			     "--log-level", "debug"),
 			 0);
-	assert_int_equal(cli.threads, 8);
-	assert_int_equal(cli.lease_time, 30);
-	assert_true(cli.rdma);
-	assert_int_equal(cli.rdma_port, 0);
+	assert_string_equal(gw_cli_value(&cli, "threads"), "8");
+	assert_string_equal(gw_cli_value(&cli, "lease_time"), "30");
+	assert_string_equal(gw_cli_value(&cli, "rdma"), "on");
+	assert_null(gw_cli_value(&cli, "rdma_port"));
 	assert_true(cli.foreground);
 	assert_int_equal(cli.log_level, LOG_DEBUG);
 	assert_int_equal(CLI(&cli, "--rdma=20050", "--listen", "[::]:2049", "--"), 0);
-	assert_true(cli.rdma);
-	assert_int_equal(cli.rdma_port, 20050);
+	assert_string_equal(gw_cli_value(&cli, "rdma"), "on");
+	assert_string_equal(gw_cli_value(&cli, "rdma_port"), "20050");
 	/* the last of a repeated option wins */
 	assert_int_equal(CLI(&cli, "--threads", "2", "--threads", "3"), 0);
-	assert_int_equal(cli.threads, 3);
+	assert_string_equal(gw_cli_value(&cli, "threads"), "3");
 
 	assert_int_equal(CLI(&cli, "--help"), 0);
 	assert_true(cli.help);
@@ -1235,6 +1245,15 @@ static void test_cli(void **state)
 	assert_true(cli.version);
 	assert_int_equal(CLI(&cli, "-fV"), 0);
 	assert_true(cli.version && cli.foreground);
+
+	/* a flag takes the values of its setting */
+	assert_int_equal(CLI(&cli, "--threads", "auto", "--metrics-listen", "none"), 0);
+	assert_string_equal(gw_cli_value(&cli, "threads"), "auto");
+	assert_string_equal(gw_cli_value(&cli, "metrics_listen"), "none");
+	assert_int_equal(CLI(&cli, "--log-level", "debug"), 0);
+	assert_int_equal(cli.log_level, LOG_DEBUG);
+	assert_int_equal(CLI(&cli, "--list-settings"), 0);
+	assert_true(cli.list_settings);
 
 	cli_fails(CLI(&cli, "--config", "/a", "--export", "/b"), &cli,
 		  "--config and --export are mutually exclusive");
@@ -1270,12 +1289,30 @@ static void test_cli(void **state)
 
 static void test_cli_usage(void **state)
 {
-	char buf[4096] = "";
+	char buf[16384] = "", line[128];
 	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+	size_t i;
 
 	assert_non_null(f);
 	gw_cli_usage(f);
 	assert_int_equal(fclose(f), 0);
+	assert_true(strlen(buf) < sizeof(buf) - 2);
+	/* every flag of the table, and every key --set takes */
+	for (i = 0; i < gw_settings_n; i++) {
+		const struct gw_setting *s = &gw_settings[i];
+
+		if (s->flag)
+			snprintf(line, sizeof(line), "  --%s", s->flag);
+		else if (s->flags & GW_SF_SET)
+			snprintf(line, sizeof(line), " %s%s", s->name,
+				 i + 1 < gw_settings_n ? "," : "\n");
+		else
+			continue;
+		if (!strstr(buf, line))
+			fail_msg("--help lacks '%s'", line);
+	}
+	assert_non_null(strstr(buf, "--list-settings"));
+	assert_non_null(strstr(buf, "--set KEY=VALUE"));
 	assert_non_null(strstr(buf, "usage: lacunad"));
 	assert_non_null(strstr(buf, "--config FILE"));
 	assert_non_null(strstr(buf, "--export DIR"));
@@ -1324,6 +1361,19 @@ static void test_from_cli(void **state)
 	assert_true(cfg->rdma);
 	assert_int_equal(cfg->rdma_port, 2200);
 	assert_int_equal(cfg->log_level, LOG_NOTICE);
+	gw_config_free(cfg);
+
+	/* threads = auto on the command line is one per CPU, as in the file */
+	assert_int_equal(CLI(&cli, "-c", conf, "--threads", "auto", "--legacy-handles", "accept",
+			     "--grace", "off", "--state-dir", "/st", "--set", "idle_timeout=7"),
+			 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_true(cfg->threads >= 1);
+	assert_true(cfg->legacy_handles);
+	assert_false(cfg->grace);
+	assert_string_equal(cfg->state_dir, "/st");
+	assert_int_equal(cfg->limits.idle_timeout, 7);
+	assert_int_equal(cfg->lease_time, 60); /* the file's */
 	gw_config_free(cfg);
 
 	/* the one-export mode */
@@ -1403,7 +1453,6 @@ static void test_limits(void **state)
 {
 	struct gw_config *cfg;
 	struct gw_cli cli;
-	struct gw_limits l;
 	char why[256]; /* GW_WHY_MAX */
 
 	(void)state;
@@ -1504,9 +1553,8 @@ static void test_limits(void **state)
 	load_fails("send_timeout = 1\n/s *\nsend_timeout = 2\n", 3,
 		   "send_timeout set twice (first at line 1)");
 
-	gw_limits_default(&l);
-	assert_int_equal(gw_limits_set(&l, "max_connections", "auto", why), 0);
-	assert_int_equal(gw_limits_set(&l, "no_such_limit", "1", why), -ENOENT);
+	assert_int_equal(gw_setting_check(setting("max_connections"), "auto", why), 0);
+	assert_int_equal(gw_setting_find("no_such_limit", strlen("no_such_limit")), -1);
 
 	assert_int_equal(CLI(&cli, "--export", "/tmp", "--set", "max_connections=64", "--set",
 			     "idle_timeout=5"),
@@ -1517,6 +1565,291 @@ static void test_limits(void **state)
 	cli_fails(CLI(&cli, "--export", "/tmp", "--set", "idle_timeout"), &cli, "is not KEY=VALUE");
 	cli_fails(CLI(&cli, "--export", "/tmp", "--set", "idle_timeout=-1"), &cli,
 		  "--set: -1 is negative");
+}
+
+/* ---------------------------------------------------------------- the settings table */
+
+/* Every row: a default it takes, and a config that starts from the defaults. */
+static void test_table_defaults(void **state)
+{
+	struct gw_config *cfg, zero;
+	char why[256];
+	size_t i;
+
+	(void)state;
+	assert_true(gw_settings_n > 0 && gw_settings_n <= GW_SETTINGS_MAX);
+	for (i = 0; i < gw_settings_n; i++) {
+		const struct gw_setting *s = &gw_settings[i];
+
+		if (gw_setting_check(i, s->def, why))
+			fail_msg("%s: its default '%s' is refused: %s", s->name, s->def, why);
+		assert_non_null(s->value);
+		assert_non_null(s->help);
+		/* names are unique and lower case, as the file and --set write them */
+		assert_int_equal(gw_setting_find(s->name, strlen(s->name)), (int)i);
+		assert_int_equal(strspn(s->name, "abcdefghijklmnopqrstuvwxyz0123456789_"),
+				 strlen(s->name));
+	}
+	memset(&zero, 0, sizeof(zero));
+	assert_int_equal(gw_settings_default(&zero), 0);
+	assert_int_equal(zero.listen_len, sizeof(struct sockaddr_in));
+	assert_false(zero.listen_has_port); /* a default is not written */
+	assert_int_equal(zero.threads, 0);  /* auto, settled at load */
+	gw_settings_free(&zero);
+	assert_null(zero.state_dir);
+
+	/* the table's defaults are those the rest of lacunad knows by name */
+	cfg = load_ok("/s *\n");
+	assert_int_equal(cfg->port, GW_PORT_DEFAULT);
+	assert_int_equal(cfg->rdma_port, GW_RDMA_PORT_DEFAULT);
+	assert_int_equal(cfg->lease_time, GW_LEASE_DEFAULT);
+	assert_string_equal(cfg->state_dir, GW_STATE_DIR_DEFAULT);
+	assert_int_equal(cfg->max_record, GW_RECORD_DEFAULT);
+	assert_true(cfg->copy_sync_max == GW_COPY_SYNC_DEFAULT);
+	assert_int_equal(cfg->log_level, GW_LOG_DEFAULT);
+	assert_int_equal(cfg->drc_entries, GW_DRC_ENTRIES_DEFAULT);
+	assert_false(cfg->legacy_handles);
+	assert_int_equal(cfg->metrics.ss_family, 0);
+	assert_int_equal(cfg->limits.max_conns_client, GW_CONNS_CLIENT_DEFAULT);
+	assert_int_equal(cfg->limits.max_rdma_conns, GW_RDMA_CONNS_DEFAULT);
+	assert_int_equal(cfg->limits.max_rdma_conns_client, GW_RDMA_CONNS_CLIENT_DEFAULT);
+	assert_int_equal(cfg->limits.idle_timeout, GW_IDLE_TIMEOUT_DEFAULT);
+	assert_int_equal(cfg->limits.record_timeout, GW_RECORD_TIMEOUT_DEFAULT);
+	assert_int_equal(cfg->limits.send_timeout, GW_SEND_TIMEOUT_DEFAULT);
+	assert_int_equal(cfg->limits.stop_timeout, GW_STOP_TIMEOUT_DEFAULT);
+	assert_int_equal(cfg->limits.conn_requests, GW_CONN_REQUESTS_DEFAULT);
+	assert_int_equal(cfg->limits.conn_reply_bytes, GW_CONN_REPLY_BYTES_DEFAULT);
+	assert_int_equal(cfg->limits.client_records, GW_CLIENT_RECORDS_DEFAULT);
+	assert_int_equal(cfg->limits.client_requests, GW_CLIENT_REQUESTS_DEFAULT);
+	assert_int_equal(cfg->limits.max_unconfirmed, GW_UNCONFIRMED_DEFAULT);
+	assert_int_equal(cfg->limits.unconfirmed_timeout, GW_UNCONFIRMED_TIMEOUT_DEFAULT);
+	assert_int_equal(cfg->limits.max_reply_cache, GW_REPLY_CACHE_DEFAULT);
+	assert_int_equal(cfg->limits.max_opens_client, GW_OPENS_CLIENT_DEFAULT);
+	assert_int_equal(cfg->limits.max_lock_owners, GW_LOCK_OWNERS_DEFAULT);
+	assert_int_equal(cfg->limits.max_lock_owners_client, GW_LOCK_OWNERS_CLIENT_DEFAULT);
+	assert_int_equal(cfg->limits.max_locks, GW_LOCKS_DEFAULT);
+	assert_int_equal(cfg->limits.max_locks_client, GW_LOCKS_CLIENT_DEFAULT);
+	assert_int_equal(cfg->limits.max_conns, 0);
+	assert_int_equal(cfg->limits.max_clients, 0);
+	assert_int_equal(cfg->limits.max_clients_addr, 0);
+	assert_int_equal(cfg->limits.max_sessions, 0);
+	assert_int_equal(cfg->limits.max_cached_files, 0);
+	assert_int_equal(cfg->limits.max_opens, 0);
+	gw_config_free(cfg);
+}
+
+/*
+ * Every number and size: its ends taken, one past them refused with the
+ * range, in the file, on the command line (its flag or --set) and by the
+ * table alike.
+ */
+static void test_table_ranges(void **state)
+{
+	char text[256], what[256], val[32], why[256], arg[300];
+	struct gw_config *cfg;
+	struct gw_cli cli;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < gw_settings_n; i++) {
+		const struct gw_setting *s = &gw_settings[i];
+		uint64_t lo = s->min, hi = s->max;
+
+		if (s->type == GW_ST_PORT) {
+			lo = 1;
+			hi = 65535;
+		} else if (s->type != GW_ST_UINT && s->type != GW_ST_SIZE &&
+			   s->type != GW_ST_SIZE64) {
+			continue;
+		}
+		/* both ends */
+		snprintf(text, sizeof(text), "%s = %llu\n%s = %llu\n/s *\n", s->name,
+			 (unsigned long long)hi,
+			 strcmp(s->name, "lease_time") ? "lease_time" : "port",
+			 strcmp(s->name, "lease_time") ? 3600ull : 2049ull);
+		cfg = load_ok(text);
+		gw_config_free(cfg);
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)lo);
+		assert_int_equal(gw_setting_check(i, val, why), 0);
+		/* past them */
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)hi + 1);
+		snprintf(text, sizeof(text), "%s = %s\n/s *\n", s->name, val);
+		snprintf(what, sizeof(what), "%s: %s is out of range (%llu..%llu)", s->name, val,
+			 (unsigned long long)lo, (unsigned long long)hi);
+		load_fails(text, 1, what);
+		assert_int_equal(gw_setting_check(i, val, why), -ERANGE);
+		if (lo > 0) {
+			snprintf(val, sizeof(val), "%llu", (unsigned long long)lo - 1);
+			snprintf(text, sizeof(text), "%s = %s\n/s *\n", s->name, val);
+			snprintf(what, sizeof(what), "%s: %s is out of range", s->name, val);
+			load_fails(text, 1, what);
+		}
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)hi + 1);
+		snprintf(what, sizeof(what), "%s is out of range (%llu..%llu)", val,
+			 (unsigned long long)lo, (unsigned long long)hi);
+		if (s->flags & GW_SF_SET) {
+			snprintf(arg, sizeof(arg), "%s=%s", s->name, val);
+			cli_fails(CLI(&cli, "--set", arg), &cli, what);
+			assert_non_null(strstr(cli.err, "--set: "));
+		} else if (s->flag) {
+			snprintf(arg, sizeof(arg), "--%s%s%s", s->flag, s->flag_arg ? "=" : "",
+				 s->flag_arg ? val : "");
+			cli_fails(CLI(&cli, arg), &cli, what);
+			snprintf(arg, sizeof(arg), "--%s: ", s->flag);
+			assert_non_null(strstr(cli.err, arg));
+		}
+	}
+	/* a setting taken by --set or a flag only as its own */
+	cli_fails(CLI(&cli, "--set", "lease_time=60"), &cli, "'lease_time' is not a limit");
+	cli_fails(CLI(&cli, "--rdma=auto"), &cli, "--rdma: port 'auto' is not a number");
+	cli_fails(CLI(&cli, "--legacy-handles", "maybe"), &cli,
+		  "--legacy-handles: 'maybe' is neither accept nor refuse");
+	cli_fails(CLI(&cli, "--stats-file", "rel"), &cli,
+		  "--stats-file: 'rel' is not an absolute path");
+}
+
+/* What a reload does with each setting: the table's reload rule, as lacunad had it. */
+struct warns {
+	int n;
+	char msg[8][256];
+};
+
+static void keep_warn(void *arg, const char *msg)
+{
+	struct warns *w = arg;
+
+	if (w->n < 8)
+		snprintf(w->msg[w->n], sizeof(w->msg[0]), "%s", msg);
+	w->n++;
+}
+
+/* A value of row s other than its default. */
+static const char *other_value(const struct gw_setting *s, char *buf, size_t len)
+{
+	switch (s->type) {
+	case GW_ST_BOOL:
+		return strcmp(s->def, "on") ? "on" : "off";
+	case GW_ST_CHOICE:
+		return strcmp(s->def, s->choice[0]) ? s->choice[0] : s->choice[1];
+	case GW_ST_PORT:
+		return "1234";
+	case GW_ST_UINT:
+	case GW_ST_SIZE:
+	case GW_ST_SIZE64:
+		snprintf(buf, len, "%llu", (unsigned long long)s->max);
+		return buf;
+	case GW_ST_PATH:
+		return "/srv/elsewhere";
+	case GW_ST_LISTEN:
+		return "127.0.0.2:1234";
+	case GW_ST_LOG_LEVEL:
+		return "debug";
+	}
+	return NULL;
+}
+
+static void test_table_reload(void **state)
+{
+	/* the settings a reload does not apply, as lacunad has always had them */
+	static const char *const restart[] = { "listen",    "port",	  "rdma",
+					       "rdma_port", "threads",	  "grace",
+					       "state_dir", "max_record", "metrics_listen" };
+	char text[512], buf[32];
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < gw_settings_n; i++) {
+		const struct gw_setting *s = &gw_settings[i];
+		struct gw_config *old, *cfg, *want;
+		bool kept = false;
+		struct warns w = { 0 };
+
+		for (j = 0; j < sizeof(restart) / sizeof(restart[0]); j++)
+			kept |= !strcmp(restart[j], s->name);
+		assert_int_equal(s->reload, kept ? GW_RELOAD_RESTART : GW_RELOAD_APPLY);
+
+		old = load_ok("/s *\n");
+		snprintf(text, sizeof(text), "%s = %s\n/s *\n", s->name,
+			 other_value(s, buf, sizeof(buf)));
+		cfg = load_ok(text);
+		want = load_ok(kept ? "/s *\n" : text);
+		gw_config_keep_start(cfg, old, keep_warn, &w);
+		if (w.n != kept) {
+			fail_msg("%s: %d messages (%s), wanted %d", s->name, w.n,
+				 w.n ? w.msg[0] : "", kept);
+		}
+		if (kept)
+			assert_non_null(strstr(w.msg[0], "reload: "));
+		/* the value in force: the old one when kept, else the new one */
+		assert_int_equal(cfg->listen_len, want->listen_len);
+		assert_memory_equal(&cfg->listen, &want->listen, want->listen_len);
+		assert_int_equal(cfg->threads, want->threads);
+		assert_int_equal(cfg->rdma, want->rdma);
+		assert_int_equal(cfg->rdma_port, want->rdma_port);
+		assert_int_equal(cfg->grace, want->grace);
+		assert_string_equal(cfg->state_dir, want->state_dir);
+		assert_int_equal(cfg->max_record, want->max_record);
+		assert_int_equal(cfg->metrics_len, want->metrics_len);
+		assert_int_equal(cfg->lease_time, want->lease_time);
+		assert_int_equal(cfg->log_level, want->log_level);
+		assert_true(cfg->copy_sync_max == want->copy_sync_max);
+		assert_int_equal(cfg->drc_entries, want->drc_entries);
+		assert_int_equal(cfg->legacy_handles, want->legacy_handles);
+		assert_memory_equal(&cfg->limits, &want->limits, sizeof(cfg->limits));
+		gw_config_free(want);
+		gw_config_free(cfg);
+		gw_config_free(old);
+	}
+
+	/* the messages lacunad has always logged; one for rdma and rdma_port */
+	{
+		struct gw_config *old = load_ok("threads = 2\n/s *\n"), *cfg;
+		struct warns w = { 0 };
+
+		cfg = load_ok("threads = 3\ngrace = off\nrdma = on\nrdma_port = 1\n"
+			      "state_dir = /x\nlisten = 127.0.0.2\n/s *\n");
+		gw_config_keep_start(cfg, old, keep_warn, &w);
+		assert_int_equal(w.n, 5);
+		assert_string_equal(w.msg[0],
+				    "reload: listen (and port) change at the next restart");
+		assert_string_equal(w.msg[1],
+				    "reload: rdma and rdma_port change at the next restart");
+		assert_string_equal(w.msg[2], "reload: threads stays 2 until lacunad is restarted");
+		assert_string_equal(w.msg[3], "reload: grace applies at the next start");
+		assert_string_equal(
+			w.msg[4],
+			"reload: state_dir stays /var/lib/lacunad until lacunad is restarted");
+		assert_int_equal(cfg->threads, 2);
+		assert_true(cfg->grace);
+		gw_config_free(cfg);
+		gw_config_free(old);
+	}
+}
+
+/* The manual's table: a row per setting, in the table's order. */
+static void test_table_man(void **state)
+{
+	char *buf = NULL, *p, row[128];
+	size_t len = 0, i;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	gw_settings_write_man(f);
+	assert_int_equal(fclose(f), 0);
+	p = buf;
+	for (i = 0; i < gw_settings_n; i++) {
+		snprintf(row, sizeof(row), "\n| `%s` |", gw_settings[i].name);
+		p = strstr(p, row);
+		if (!p)
+			fail_msg("no row for %s, or out of order", gw_settings[i].name);
+	}
+	assert_non_null(strstr(buf, "| `threads` | `N \\| auto` | `auto` | 1 to 1024 | restart |"));
+	assert_non_null(
+		strstr(buf, "| `max_record` | `BYTES` | `1056768` | 16K to 64M | restart |"));
+	assert_non_null(strstr(
+		buf, "| `idle_timeout` | `SECONDS` | `360` | 0 to 86400 | reload | `--set` |"));
+	free(buf);
 }
 
 int main(void)
@@ -1535,7 +1868,9 @@ int main(void)
 		cmocka_unit_test(test_examples),	cmocka_unit_test(test_from_args),
 		cmocka_unit_test(test_check_paths),	cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_cli_usage),	cmocka_unit_test(test_from_cli),
-		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_limits),		cmocka_unit_test(test_table_defaults),
+		cmocka_unit_test(test_table_ranges),	cmocka_unit_test(test_table_reload),
+		cmocka_unit_test(test_table_man),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

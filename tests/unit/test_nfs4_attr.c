@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of lacunad's NFSv4 attributes (gateway/nfs4_attr.c): owner
+ * Unit tests of lacunad's NFSv4 attributes (gateway/nfs4/nfs4_attr.c): owner
  * strings; decoding a fattr4 to set, with bits out of range or not
  * supported, read-only attributes, values cut short at every byte,
  * bytes left over, bad owners and times; encoding fattr4 of files, an

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of lacunad's NFSv4 state (gateway/nfs4_state.c and the
+ * Unit tests of lacunad's NFSv4 state (gateway/state/nfs4_state.c and the
  * state operations): the pure logic (session slot and 4.0 owner seqids,
  * stateid generations and special stateids, share reservations, lock
  * ranges and the POSIX-style lock set: conflicts, upgrade, downgrade,
