@@ -20,7 +20,7 @@
 #               byte, for the size), COMMIT
 #   rw          the client copies, naive: READ 960 KiB at a time, WRITE of
 #               every byte (holes as zeros), COMMIT
-# All three by one raw NFSv4.2 client (tests/lt_nfs4raw.py, one session,
+# All three by one raw NFSv4.2 client (tests/py/lt_nfs4raw.py, one session,
 # one call at a time, so the client-side cases are not pipelined as the
 # kernel's would be: they show the bytes moved more than the best speed).
 # Time is the wall time of the whole copy; each figure is the median of
@@ -90,7 +90,7 @@ nb_size_mib "$SIZE"
 LACUNAD=$top_builddir/gateway/lacunad
 LACUNAFS=$top_builddir/fusefs/lacunafs
 LACUNA=$top_builddir/tools/lacuna
-RAW=$SCRIPT_DIR/../tests/lt_nfs4raw.py
+RAW=$SCRIPT_DIR/../tests/py/lt_nfs4raw.py
 
 nb_require mkfs.ext4 mount umount mountpoint setsid ss awk python3 fusermount3 cmp
 [ -c /dev/fuse ] || nb_die "no /dev/fuse"

@@ -19,7 +19,7 @@ import sys
 import time
 
 TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
-sys.path[:0] = [TESTS, os.path.join(TESTS, "tools")]
+sys.path[:0] = [os.path.join(TESTS, "py"), os.path.join(TESTS, "tools")]
 from lt_nfs4raw import (AUTH_NONE, Client, errname, getattr_, lookup, noargs, opaque,  # noqa
                         u32, u64)
 from rpc_client import rss_kib  # noqa: E402

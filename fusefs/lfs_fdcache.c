@@ -140,11 +140,6 @@ void lfs_fdcache_exit(void)
 	lfs_fdc.dir_fd = -1;
 }
 
-bool lfs_fdcache_handles(void)
-{
-	return lfs_fdc.handles;
-}
-
 int lfs_inode_fd_init(struct lfs_inode *inode, int fd)
 {
 	int victims[LFS_FD_EVICT_BATCH];

@@ -43,7 +43,6 @@
  */
 int lfs_fdcache_init(int dir_fd, size_t cap);
 void lfs_fdcache_exit(void);
-bool lfs_fdcache_handles(void);
 
 /*
  * A new inode's fd, just opened: take its file handle and make the fd a

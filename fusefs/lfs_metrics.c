@@ -24,17 +24,12 @@ static struct {
 
 static struct mx_http *lfs_http;
 
-int lfs_rl_lock(struct lfs_inode *inode, struct rl_range *r, uint64_t start, uint64_t end,
-		enum rl_mode mode)
+void lfs_mx_lock_wait(const struct lfs_inode *inode, uint64_t start, uint64_t end,
+		      enum rl_mode mode, uint64_t ns)
 {
-	uint64_t t0 = mx_now_ns(), ns;
-	int rc = rl_lock(&inode->rl, r, start, end, mode, NULL);
-
-	ns = mx_now_ns() - t0;
 	mx_hist_add(&lfs_mx.lock_wait[mode == RL_EXCLUSIVE], ns);
 	LTRACE(lacunafs, lock__wait, (uint64_t)inode->ino, start, end - start,
 	       mode == RL_EXCLUSIVE, ns);
-	return rc;
 }
 
 void lfs_mx_sparse_read(const struct lfs_inode *inode, const struct lacuna_sr_hdr *h, int rc)

@@ -16,9 +16,9 @@
 #include "metrics.h"
 #include "rangelock.h"
 
-/* rl_lock() of @inode's range lock, timed: 0 or rl_lock()'s error. */
-int lfs_rl_lock(struct lfs_inode *inode, struct rl_range *r, uint64_t start, uint64_t end,
-		enum rl_mode mode);
+/* @inode's range lock taken over [@start, @end) in @mode after a wait of @ns (lfs_rangelock.c). */
+void lfs_mx_lock_wait(const struct lfs_inode *inode, uint64_t start, uint64_t end,
+		      enum rl_mode mode, uint64_t ns);
 
 /* A sparse-read ioctl of @inode answered with @rc and the header @h. */
 void lfs_mx_sparse_read(const struct lfs_inode *inode, const struct lacuna_sr_hdr *h, int rc);

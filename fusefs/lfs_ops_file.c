@@ -55,7 +55,7 @@
 #include "lfs_cred.h"
 #include "lfs_ctl.h"
 #include "lfs_fdcache.h"
-#include "lfs_metrics.h"
+#include "lfs_rangelock.h"
 #include "log.h"
 
 #define LFS_DIO_ALIGN 4096

@@ -83,6 +83,7 @@
 #include "lfs.h"
 #include "lfs_ctl.h"
 #include "lfs_metrics.h"
+#include "lfs_rangelock.h"
 #include "srwalk.h"
 #include "log.h"
 

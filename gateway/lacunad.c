@@ -10,8 +10,9 @@
  * and taken by one signal thread with sigtimedwait(): SIGTERM and SIGINT
  * stop the server (the transport drains in-flight requests and exits),
  * SIGHUP reloads the configuration file (a file with errors is refused
- * and the old one kept), and once a second the statistics file is
- * rewritten when one is configured.
+ * and the old one kept; requests go on meanwhile under the configuration
+ * they began with, gw.h "Configuration"), and once a second the
+ * statistics file is rewritten when one is configured.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -81,7 +82,8 @@ static void print_warn(void *arg, const char *msg)
 
 static void reload(struct gw_srv *s)
 {
-	struct gw_config *cfg, *old;
+	struct gw_config *cfg;
+	struct gw_snap *sn;
 	int err;
 
 	if (cli.export_dir) {
@@ -90,33 +92,32 @@ static void reload(struct gw_srv *s)
 	}
 	err = gw_config_from_cli(&cli, &cfg, print_err, NULL);
 	if (!err)
-		err = gw_config_check_paths(cfg, print_err, NULL);
+		err = gw_exports_check_new(s, cfg, print_err, NULL);
 	if (err) {
 		log_err("reload: configuration refused, keeping the one in use");
 		if (cfg)
 			gw_config_free(cfg);
 		return;
 	}
-	pthread_rwlock_wrlock(&s->cfg_lock);
-	old = s->cfg;
+	sn = gw_snap_get(s);
 	/* the settings used at start (sockets, threads, pools, the state directory) stay */
-	gw_config_keep_start(cfg, old, print_warn, NULL);
-	gw_obj_flush_pseudo();
+	gw_config_keep_start(cfg, sn->cfg, print_warn, NULL);
+	gw_snap_put(sn);
+	/* requests go on meanwhile under the configuration in force */
 	err = gw_exports_load(s, cfg);
 	if (err) {
-		gw_exports_load(s, old);
-		pthread_rwlock_unlock(&s->cfg_lock);
 		gw_config_free(cfg);
 		log_err("reload: exports could not be opened, keeping the configuration in use");
 		return;
 	}
+	sn = gw_snap_get(s);
+	cfg = sn->cfg;
 	gw_fd_budget_apply(&cfg->limits, false);
-	pthread_rwlock_unlock(&s->cfg_lock);
 	gw_drc_configure(s->drc, cfg->drc_entries);
-	gw_config_free(old);
 	log_init("lacunad", !cli.foreground, cfg->log_level);
 	log_info("reloaded %s: %zu export(s), lease %u s", cfg->source, cfg->nexports,
 		 cfg->lease_time);
+	gw_snap_put(sn);
 }
 
 static void write_stats(struct gw_srv *s, const char *path)
@@ -196,6 +197,7 @@ static void *signal_thread(void *arg)
 	struct timespec tick = { .tv_sec = 1 };
 	struct xprts *xs = arg;
 	struct gw_srv *s = xs->srv;
+	struct gw_snap *sn;
 
 	while (!atomic_load(&s->stopping)) {
 		int sig = sigtimedwait(&sigs, NULL, &tick);
@@ -209,10 +211,10 @@ static void *signal_thread(void *arg)
 		if (sig == SIGHUP)
 			reload(s);
 		nfs4_recov_tick(s->state->recov);
-		pthread_rwlock_rdlock(&s->cfg_lock);
-		if (s->cfg->stats_file)
-			write_stats(s, s->cfg->stats_file);
-		pthread_rwlock_unlock(&s->cfg_lock);
+		sn = gw_snap_get(s);
+		if (sn && sn->cfg->stats_file)
+			write_stats(s, sn->cfg->stats_file);
+		gw_snap_put(sn);
 	}
 	return NULL;
 }
@@ -370,6 +372,8 @@ int main(int argc, char *argv[])
 	static struct gw_srv srv;
 	static struct xprts xs;
 	struct gw_srv *s = &srv;
+	struct gw_snap *boot = NULL; /* the configuration started with, while main reads it */
+	bool loaded = false;
 	struct gw_config *cfg;
 	pthread_t sigthr, watchthr;
 	bool foreground, sigthr_on = false;
@@ -402,7 +406,8 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	log_init("lacunad", !foreground, cfg->log_level);
-	pthread_rwlock_init(&s->cfg_lock, NULL);
+	pthread_mutex_init(&s->snap_lock, NULL);
+	pthread_mutex_init(&s->reload_lock, NULL);
 	xs.srv = s;
 	err = gw_drc_create(&s->drc);
 	if (err) {
@@ -432,12 +437,12 @@ int main(int argc, char *argv[])
 	err = make_pools(s, cfg);
 	if (err)
 		goto out_cfg;
-	pthread_rwlock_wrlock(&s->cfg_lock);
 	err = gw_exports_load(s, cfg);
-	pthread_rwlock_unlock(&s->cfg_lock);
 	if (err)
 		goto out_pools;
 	gw_drc_configure(s->drc, cfg->drc_entries);
+	loaded = true;
+	boot = gw_snap_get(s); /* a reload may replace it: cfg stays valid for main */
 	err = nfs4_state_init(s);
 	if (err) {
 		log_err("nfs4_state_init: %s", strerror(-err));
@@ -484,6 +489,8 @@ int main(int argc, char *argv[])
 	nfs4_state_serving(s);
 	/* the worker pool says how many threads it started */
 	log_info("lacunad %s serving NFSv4.0-4.2 (lease %us)", PACKAGE_VERSION, cfg->lease_time);
+	gw_snap_put(boot);
+	boot = NULL;
 	err = xprts_run(&xs);
 	log_info("stopped");
 out_state:
@@ -498,7 +505,11 @@ out_pools:
 	chunk_pool_destroy(s->small);
 	chunk_pool_destroy(s->pool);
 out_cfg:
-	gw_config_free(s->cfg ? s->cfg : cfg);
+	gw_snap_put(boot);
+	if (loaded)
+		gw_exports_unload(s);
+	else
+		gw_config_free(cfg);
 	gw_drc_destroy(s->drc);
 	return err ? 1 : 0;
 }

@@ -58,7 +58,7 @@
 # reports as well.
 
 LACUNAD="$top_builddir/gateway/lacunad"
-LT_LIBNFS="$top_srcdir/tests/lt_libnfs.py"
+LT_LIBNFS="$top_srcdir/tests/py/lt_libnfs.py"
 : "${LT_NFS_SERVER:=lacunad}"
 # Ports tried by nfs_free_port (inclusive range).
 : "${LT_NFS_PORTS:=25049-25099}"
@@ -365,7 +365,7 @@ nfs_stop() {
 }
 
 # nfs_put LOCAL PATH: upload LOCAL to PATH with the system's libnfs, in
-# WRITEs small enough for libnfs 4.0 (see tests/lt_libnfs.py).
+# WRITEs small enough for libnfs 4.0 (see tests/py/lt_libnfs.py).
 nfs_put() {
 	nfs_run python3 "$LT_LIBNFS" put "$1" "$(nfs_url "$2")"
 }

@@ -389,19 +389,9 @@ unsigned int nfsc_slots(const struct nfsc *c)
 	return c->nslots;
 }
 
-uint32_t nfsc_io_size(const struct nfsc *c)
-{
-	return c->io_size;
-}
-
 const struct nfsc_xprt *nfsc_xprt(const struct nfsc *c)
 {
 	return c->t;
-}
-
-unsigned int nfsc_io_inflight(const struct nfsc *c)
-{
-	return c->inflight;
 }
 
 static int dec_exchange_id(struct nfsc *c, struct nfsc_reply *r)

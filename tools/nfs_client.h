@@ -226,14 +226,11 @@ const char *nfsc_error(const struct nfsc *c);
 uint32_t nfsc_status(const struct nfsc *c);
 uint32_t nfsc_minor(const struct nfsc *c);
 unsigned int nfsc_slots(const struct nfsc *c);
-/* bytes asked by one READ or READ_PLUS on this session */
-uint32_t nfsc_io_size(const struct nfsc *c);
 const struct nfsc_xprt *nfsc_xprt(const struct nfsc *c);
 
 /* -EBUSY when every slot is in use. */
 int nfsc_io_start(struct nfsc *c, const struct nfsc_file *f, struct nfsc_io *io);
 int nfsc_io_wait(struct nfsc *c, struct nfsc_io **io);
-unsigned int nfsc_io_inflight(const struct nfsc *c);
 
 struct nfsc_walk {
 	uint32_t op;	      /* OP_READ_PLUS or OP_READ */

@@ -54,9 +54,28 @@
  * every thread). The kernel then checks permissions as it would for a
  * local user of the lacunafs mount (default_permissions).
  *
- * Lock order: gw_srv.cfg_lock, then the object cache lock, then an
- * object's lock. The state lock (nfs4_state.h) is never held while
- * taking the object cache lock.
+ * Configuration. What a reload may change (the configuration, the
+ * exports it serves, the pseudo filesystem above them) is one immutable,
+ * reference-counted snapshot, struct gw_snap (gw_export.c). A COMPOUND
+ * takes the snapshot in force at its start (gw_snap_get: a pointer and a
+ * reference, under a lock held only for that) and drops it at its end:
+ * no lock is held across a COMPOUND, and the configuration cannot change
+ * under it. A reload builds the next snapshot entirely (parsing, opening
+ * new exports, registering with lacunafs: everything that may block on a
+ * hung lacunafs) holding nothing a COMPOUND needs, then publishes it with
+ * one pointer swap; the old one is freed when its last user drops it.
+ * The exports themselves (struct gw_xport) outlive snapshots: one that
+ * several snapshots serve is the same object in each, and it is never
+ * freed while the server runs, so file objects and open state may point
+ * at it whatever snapshot they were made under.
+ *
+ * Lock order: gw_srv.reload_lock (a reload, the export registry), then
+ * gw_srv.snap_lock (only around taking or swapping the snapshot pointer,
+ * nothing else taken under it); the object cache lock, then an object's
+ * lock. The state lock (nfs4_state.h) is never held while taking the
+ * object cache lock. No fd of a file is closed under the object cache
+ * lock (a close on a FUSE mount is a FLUSH round trip to lacunafs, which
+ * may hang): what the cache drops is closed after the lock is released.
  */
 #ifndef LACUNA_GW_H
 #define LACUNA_GW_H
@@ -117,8 +136,7 @@ struct gw_xport {
 	uint64_t fsid_major, fsid_minor;
 	struct gw_fh root_fh;
 	uint64_t root_ino; /* fileid of the export root */
-	int pseudo_node;   /* pseudo node it is mounted on (-1: it is the pseudo root) */
-	int cfg_idx;	   /* index in gw_srv.cfg->exports, -1 when no longer configured */
+	uint32_t slot;	   /* index in gw_srv.xports: where snapshots find it (gw_snap.cfg_idx) */
 	/*
 	 * A lacunafs that died (ENOTCONN) and was mounted again: the export
 	 * watcher (gw_exports_watch) swaps fd, bfd, hfd and lc for new ones
@@ -137,7 +155,7 @@ struct gw_xport {
 struct gw_pseudo {
 	char name[NFS4_NAME_MAX + 1]; /* "" for the root */
 	uint32_t parent;	      /* index; the root is its own parent */
-	int xport;		      /* index in gw_srv.xports of the export mounted here, or -1 */
+	int xport;		      /* index in gw_snap.xports of the export here, or -1 */
 	uint64_t fileid;
 	struct gw_fh fh;
 };
@@ -228,13 +246,29 @@ struct gw_stats {
 	atomic_ullong insecure_port_refused;
 };
 
-struct gw_srv {
-	pthread_rwlock_t cfg_lock; /* guards cfg and the export/pseudo tables */
+/*
+ * The configuration in force and what follows from it: never changed once
+ * published (gw.h "Configuration"). Taken with gw_snap_get(), dropped
+ * with gw_snap_put().
+ */
+struct gw_snap {
+	atomic_uint refs;
 	struct gw_config *cfg;
-	struct gw_xport **xports; /* every export ever configured */
-	size_t nxports;
+	struct gw_xport **xports; /* xports[i] serves cfg->exports[i] */
+	int *pseudo_node;	  /* by index in cfg->exports: its pseudo node, -1: the root */
+	int *cfg_idx;		  /* by gw_xport.slot (< nslots): index in cfg->exports or -1 */
+	size_t nslots;
+	const uint8_t *fh_key; /* gw_srv.fh_key */
 	struct gw_pseudo pseudo[GW_PSEUDO_MAX];
 	uint32_t npseudo;
+};
+
+struct gw_srv {
+	pthread_mutex_t snap_lock;   /* guards the pointer snap (and nothing else) */
+	struct gw_snap *snap;	     /* the configuration in force */
+	pthread_mutex_t reload_lock; /* one reload at a time; guards xports */
+	struct gw_xport **xports;    /* every export ever configured, by slot */
+	size_t nxports;
 	struct chunk_pool *pool;  /* large chunks: records of WRITEs, READ data, replies */
 	struct chunk_pool *small; /* small chunks: records of small calls */
 	uint8_t write_verf[NFS4_VERIFIER_SIZE]; /* changes on every start */
@@ -281,18 +315,36 @@ void gw_metrics_stop(struct gw_srv *s);
 
 /* ---------------------------------------------------------------- exports (gw_export.c) */
 
-/* Open the exports of @cfg and build the pseudo filesystem (cfg_lock held for writing). */
+/*
+ * Build the snapshot of @cfg (open its new exports, build the pseudo
+ * filesystem) and put it in force: 0, the snapshot then owns @cfg, or
+ * -errno with nothing changed. Holds nothing COMPOUNDs need while it opens.
+ */
 int gw_exports_load(struct gw_srv *s, struct gw_config *cfg);
-/* The export with id @id, NULL if none is configured now (cfg_lock held). */
-struct gw_xport *gw_xport_find(struct gw_srv *s, uint32_t id);
+/*
+ * gw_config_check_paths() of the exports of @cfg that are not open yet:
+ * an export already open is used as it is, and a stat of its path could
+ * wait on a lacunafs that hangs.
+ */
+int gw_exports_check_new(struct gw_srv *s, const struct gw_config *cfg, gw_err_fn *err_fn,
+			 void *arg);
+/* Drop the snapshot in force (at exit). */
+void gw_exports_unload(struct gw_srv *s);
+/* The snapshot in force, with a reference: never NULL once exports are loaded. */
+struct gw_snap *gw_snap_get(struct gw_srv *s);
+void gw_snap_put(struct gw_snap *sn);
+/* The export with id @id, NULL if @sn does not serve it. */
+struct gw_xport *gw_xport_find(const struct gw_snap *sn, uint32_t id);
+/* The pseudo node @xp is mounted on in @sn (-1: it is the root): false if @sn does not serve it. */
+bool gw_xport_node(const struct gw_snap *sn, const struct gw_xport *xp, int *node);
 /*
  * Once a second: notice lacunafs mounts that died and pick up their new
  * mount at the same place. Runs on a thread of its own: a probe may wait
  * on a lacunafs that hangs.
  */
 void gw_exports_watch(struct gw_srv *s);
-/* Its configuration entry, NULL when no longer configured (cfg_lock held). */
-const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xport *xp);
+/* Its configuration entry in @sn, NULL when @sn does not serve it. */
+const struct gw_export *gw_xport_cfg(const struct gw_snap *sn, const struct gw_xport *xp);
 
 /*
  * Count the lacunafs exports served without atomic sparse reads, warn
@@ -306,39 +358,6 @@ void gw_xports_atomic_check(struct gw_srv *s);
  * -EOPNOTSUPP without a memfd pool, else the errno of the attempt.
  */
 int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc);
-
-/*
- * May @c (EXCHANGE_ID, SETCLIENTID, CREATE_SESSION) create state from
- * its address? NFS4_OK, or the status to answer (gw_state_limits.c).
- */
-struct nfs4_compound;
-uint32_t gw_state_admit(struct nfs4_compound *c);
-struct nfs4_client;
-/*
- * A client record is about to be made, unconfirmed: make room for it
- * under max_clients_per_address, max_unconfirmed_clients and
- * max_clients by reclaiming clients that hold no state. NFS4_OK, or the
- * status to answer when none is left. State lock held.
- */
-uint32_t gw_state_client_room(struct nfs4_compound *c);
-/* Log the sizes of the client table in force (max_clients and the others, auto or set). */
-struct gw_limits;
-void gw_state_limits_log(const struct gw_limits *l);
-/*
- * @clp is about to make a session whose slots take @slot_bytes each:
- * make room under max_clients_per_address, max_sessions and
- * max_reply_cache by reclaiming other clients that hold sessions but no
- * state. NFS4_OK, or NFS4ERR_DELAY. State lock held.
- */
-uint32_t gw_state_session_room(struct nfs4_compound *c, const struct nfs4_client *clp,
-			       uint32_t slot_bytes);
-/*
- * May @clp make one more open stateid, lock-owner or byte-range lock?
- * NFS4_OK, or the status to answer. State lock held.
- */
-enum gw_state_kind { GW_STATE_OPEN, GW_STATE_LOCK_OWNER, GW_STATE_LOCK };
-uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
-		       enum gw_state_kind kind);
 
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 
@@ -367,28 +386,29 @@ static inline size_t gw_fh_hdr(const uint8_t *fh)
 }
 
 /*
- * The object a handle names, with a reference: 0, -EBADF (a handle this
- * server cannot have made: NFS4ERR_BADHANDLE), -ESTALE, or another -errno.
- * cfg_lock held (read).
+ * The object a handle names under the configuration @sn, with a
+ * reference: 0, -EBADF (a handle this server cannot have made:
+ * NFS4ERR_BADHANDLE), -ESTALE, or another -errno.
  */
-int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out);
-/* The root of the pseudo filesystem (PUTROOTFH), with a reference. */
-struct gw_obj *gw_obj_root(struct gw_srv *s);
+int gw_obj_from_fh(const struct gw_snap *sn, const uint8_t *fh, size_t len, struct gw_obj **out);
+/* The root of @sn's pseudo filesystem (PUTROOTFH), with a reference. */
+struct gw_obj *gw_obj_root(const struct gw_snap *sn);
 /*
  * @name in directory @dir, with a reference; crossing from a pseudo
- * directory into an export. -ENOENT, -ENOTDIR, -EACCES... Runs with the
- * caller's credentials. cfg_lock held (read).
+ * directory of @sn into an export. -ENOENT, -ENOTDIR, -EACCES... Runs
+ * with the caller's credentials.
  */
-int gw_obj_lookup(struct gw_srv *s, struct gw_obj *dir, const char *name, struct gw_obj **out);
+int gw_obj_lookup(const struct gw_snap *sn, struct gw_obj *dir, const char *name,
+		  struct gw_obj **out);
 /* The parent of @dir (LOOKUPP): -ENOENT at the pseudo root. */
-int gw_obj_parent(struct gw_srv *s, struct gw_obj *dir, struct gw_obj **out);
+int gw_obj_parent(const struct gw_snap *sn, struct gw_obj *dir, struct gw_obj **out);
 struct gw_obj *gw_obj_get(struct gw_obj *o);
 void gw_obj_put(struct gw_obj *o);
 /* Drop @name of @dir from the cache after a REMOVE or RENAME (optional). */
 void gw_obj_forget(struct gw_obj *o);
 /* Drop the objects nobody used for a few seconds (called once a second). */
 void gw_obj_sweep(void);
-/* Drop the pseudo directories from the cache (before the tree is rebuilt). */
+/* Drop the pseudo directories from the cache (a reload put a new tree in force). */
 void gw_obj_flush_pseudo(void);
 /* Drop every object of @xp from the cache (its mount was replaced); NULL: the pseudo directories */
 void gw_obj_flush_xport(const struct gw_xport *xp);

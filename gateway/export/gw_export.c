@@ -12,9 +12,23 @@
  * mount maps to the same relative path under the backing directory.
  *
  * Exports are identified by a hash of their path, so handles survive
- * restarts and reloads; an export that a reload removes stays in the
- * table (its fds open) but is marked unconfigured, and its handles
- * become stale.
+ * restarts and reloads. Every export ever configured stays in the
+ * registry (gw_srv.xports, under reload_lock) with its fds open: one that
+ * a reload removes is served by no snapshot any more, and its handles
+ * become stale; one a later reload adds again is the same object.
+ *
+ * Operation
+ * ---------
+ * A reload (or the start) calls gw_exports_load() with a parsed
+ * configuration. Under reload_lock only, which no COMPOUND takes, it
+ * finds each configured export in the registry or opens it (realpath,
+ * opens, the registration of the buffer pool with lacunafs: all of which
+ * may wait on a lacunafs that hangs), and builds the pseudo filesystem
+ * into a new struct gw_snap. Only then does it take snap_lock, swap the
+ * pointer and release the lock; the snapshot it replaced is freed, its
+ * configuration with it, by whoever drops the last reference: the reload
+ * itself, or the last COMPOUND that began under it. A configuration that
+ * cannot be put in force leaves the one in force untouched.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -313,24 +327,40 @@ static void xport_free(struct gw_xport *xp)
 	free(xp);
 }
 
-struct gw_xport *gw_xport_find(struct gw_srv *s, uint32_t id)
+struct gw_xport *gw_xport_find(const struct gw_snap *sn, uint32_t id)
 {
 	size_t i;
 
-	for (i = 0; i < s->nxports; i++)
-		if (s->xports[i]->id == id)
-			return s->xports[i]->cfg_idx >= 0 ? s->xports[i] : NULL;
+	for (i = 0; i < sn->cfg->nexports; i++)
+		if (sn->xports[i]->id == id)
+			return sn->xports[i];
 	return NULL;
 }
 
-const struct gw_export *gw_xport_cfg(const struct gw_srv *s, const struct gw_xport *xp)
+/* Index of @xp in @sn's configuration, or -1. */
+static int snap_index(const struct gw_snap *sn, const struct gw_xport *xp)
 {
-	if (xp->cfg_idx < 0 || (size_t)xp->cfg_idx >= s->cfg->nexports)
-		return NULL;
-	return &s->cfg->exports[xp->cfg_idx];
+	return xp->slot < sn->nslots ? sn->cfg_idx[xp->slot] : -1;
 }
 
-static int pseudo_add(struct gw_srv *s, uint32_t parent, const char *name, size_t len)
+const struct gw_export *gw_xport_cfg(const struct gw_snap *sn, const struct gw_xport *xp)
+{
+	int i = snap_index(sn, xp);
+
+	return i < 0 ? NULL : &sn->cfg->exports[i];
+}
+
+bool gw_xport_node(const struct gw_snap *sn, const struct gw_xport *xp, int *node)
+{
+	int i = snap_index(sn, xp);
+
+	if (i < 0)
+		return false;
+	*node = sn->pseudo_node[i];
+	return true;
+}
+
+static int pseudo_add(struct gw_snap *s, uint32_t parent, const char *name, size_t len)
 {
 	struct gw_pseudo *p;
 	uint32_t i;
@@ -355,15 +385,14 @@ static int pseudo_add(struct gw_srv *s, uint32_t parent, const char *name, size_
 }
 
 /* Build the pseudo tree: every component of every export's pseudo path is a node. */
-static int pseudo_build(struct gw_srv *s)
+static int pseudo_build(struct gw_snap *s)
 {
 	size_t i;
 
 	s->npseudo = 0;
-	for (i = 0; i < s->nxports; i++)
-		if (s->xports[i]->cfg_idx >= 0 &&
-		    strcmp(s->cfg->exports[s->xports[i]->cfg_idx].pseudo, "/") == 0) {
-			s->xports[i]->pseudo_node = -1; /* this export is the root */
+	for (i = 0; i < s->cfg->nexports; i++)
+		if (strcmp(s->cfg->exports[i].pseudo, "/") == 0) {
+			s->pseudo_node[i] = -1; /* this export is the root */
 			return 0;
 		}
 	s->npseudo = 1;
@@ -371,14 +400,11 @@ static int pseudo_build(struct gw_srv *s)
 	s->pseudo[0].xport = -1;
 	s->pseudo[0].fileid = 1;
 	gw_fh_make(s->fh_key, &s->pseudo[0].fh, GW_FH_PSEUDO, 0, 0, NULL, 0);
-	for (i = 0; i < s->nxports; i++) {
+	for (i = 0; i < s->cfg->nexports; i++) {
 		struct gw_xport *xp = s->xports[i];
-		const char *p;
+		const char *p = s->cfg->exports[i].pseudo;
 		int node = 0;
 
-		if (xp->cfg_idx < 0)
-			continue;
-		p = s->cfg->exports[xp->cfg_idx].pseudo;
 		while (*p) {
 			size_t len;
 
@@ -396,7 +422,7 @@ static int pseudo_build(struct gw_srv *s)
 			p += len;
 		}
 		s->pseudo[node].xport = (int)i;
-		xp->pseudo_node = node;
+		s->pseudo_node[i] = node;
 	}
 	return 0;
 }
@@ -513,59 +539,182 @@ static void xport_watch(struct gw_xport *xp)
 
 void gw_exports_watch(struct gw_srv *s)
 {
-	struct gw_xport **xps;
-	size_t i, n = 0;
+	struct gw_snap *sn = gw_snap_get(s);
+	size_t i;
 
-	/* exports are never freed: probe them without holding up a reload */
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	xps = calloc(s->nxports ? s->nxports : 1, sizeof(*xps));
-	for (i = 0; xps && i < s->nxports; i++)
-		if (s->xports[i]->lacunafs && s->xports[i]->cfg_idx >= 0)
-			xps[n++] = s->xports[i];
-	pthread_rwlock_unlock(&s->cfg_lock);
-	for (i = 0; i < n; i++)
-		xport_watch(xps[i]);
-	free(xps);
+	/* a snapshot reference holds up no reload, however long a probe waits */
+	for (i = 0; sn && i < sn->cfg->nexports; i++)
+		if (sn->xports[i]->lacunafs)
+			xport_watch(sn->xports[i]);
+	gw_snap_put(sn);
+}
+
+/* ---------------------------------------------------------------- snapshots */
+
+struct gw_snap *gw_snap_get(struct gw_srv *s)
+{
+	struct gw_snap *sn;
+
+	pthread_mutex_lock(&s->snap_lock);
+	sn = s->snap;
+	if (sn)
+		atomic_fetch_add_explicit(&sn->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&s->snap_lock);
+	return sn;
+}
+
+/* @sn and its configuration; the exports stay (the registry holds them). */
+static void snap_free(struct gw_snap *sn)
+{
+	gw_config_free(sn->cfg);
+	free(sn->cfg_idx);
+	free(sn->pseudo_node);
+	free(sn->xports);
+	free(sn);
+}
+
+void gw_snap_put(struct gw_snap *sn)
+{
+	if (sn && atomic_fetch_sub_explicit(&sn->refs, 1, memory_order_acq_rel) == 1)
+		snap_free(sn);
+}
+
+/* The export for @e: the one a reload keeps, or a new one opened into the registry. */
+static int xport_get(struct gw_srv *s, const struct gw_export *e, struct gw_xport **out)
+{
+	uint32_t id = fnv1a(e->path);
+	struct gw_xport *xp, **nx;
+	size_t j;
+	int err;
+
+	for (j = 0; j < s->nxports; j++)
+		if (s->xports[j]->id == id) {
+			*out = s->xports[j];
+			return 0;
+		}
+	xp = calloc(1, sizeof(*xp));
+	if (!xp)
+		return -ENOMEM;
+	xp->id = id;
+	xp->fh_key = s->fh_key;
+	xp->pool = s->pool;
+	xp->slot = (uint32_t)s->nxports;
+	err = xport_open(xp, e);
+	if (err)
+		goto out_free;
+	nx = realloc(s->xports, (s->nxports + 1) * sizeof(*nx));
+	if (!nx) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	s->xports = nx;
+	s->xports[s->nxports++] = xp;
+	*out = xp;
+	return 0;
+
+out_free:
+	xport_free(xp);
+	return err;
+}
+
+/* The snapshot of @cfg, not yet in force (reload_lock held): 0 or -errno, @cfg not taken. */
+static int snap_build(struct gw_srv *s, struct gw_config *cfg, struct gw_snap **out)
+{
+	size_t i, n = cfg->nexports ? cfg->nexports : 1;
+	struct gw_snap *sn = calloc(1, sizeof(*sn));
+	int err = -ENOMEM;
+
+	if (!sn)
+		return -ENOMEM;
+	sn->xports = calloc(n, sizeof(*sn->xports));
+	sn->pseudo_node = calloc(n, sizeof(*sn->pseudo_node));
+	if (!sn->xports || !sn->pseudo_node)
+		goto out_free;
+	for (i = 0; i < cfg->nexports; i++) {
+		err = xport_get(s, &cfg->exports[i], &sn->xports[i]);
+		if (err)
+			goto out_free;
+	}
+	sn->nslots = s->nxports;
+	sn->cfg_idx = malloc((sn->nslots ? sn->nslots : 1) * sizeof(*sn->cfg_idx));
+	err = -ENOMEM;
+	if (!sn->cfg_idx)
+		goto out_free;
+	for (i = 0; i < sn->nslots; i++)
+		sn->cfg_idx[i] = -1;
+	for (i = 0; i < cfg->nexports; i++)
+		sn->cfg_idx[sn->xports[i]->slot] = (int)i;
+	sn->cfg = cfg;
+	sn->fh_key = s->fh_key;
+	err = pseudo_build(sn);
+	if (err)
+		goto out_free;
+	atomic_init(&sn->refs, 1);
+	*out = sn;
+	return 0;
+
+out_free:
+	sn->cfg = NULL; /* still the caller's */
+	snap_free(sn);
+	return err;
+}
+
+int gw_exports_check_new(struct gw_srv *s, const struct gw_config *cfg, gw_err_fn *err_fn,
+			 void *arg)
+{
+	struct gw_config view = *cfg; /* the exports not served yet, borrowed from @cfg */
+	size_t i, j;
+	int err;
+
+	view.exports = calloc(cfg->nexports ? cfg->nexports : 1, sizeof(*view.exports));
+	if (!view.exports)
+		return -ENOMEM;
+	view.nexports = 0;
+	pthread_mutex_lock(&s->reload_lock);
+	for (i = 0; i < cfg->nexports; i++) {
+		uint32_t id = fnv1a(cfg->exports[i].path);
+
+		for (j = 0; j < s->nxports && s->xports[j]->id != id; j++)
+			;
+		if (j == s->nxports)
+			view.exports[view.nexports++] = cfg->exports[i];
+	}
+	pthread_mutex_unlock(&s->reload_lock);
+	err = gw_config_check_paths(&view, err_fn, arg);
+	free(view.exports);
+	return err;
+}
+
+/* Put @sn in force (NULL: none): the one it replaces, for the caller to drop. */
+static struct gw_snap *snap_swap(struct gw_srv *s, struct gw_snap *sn)
+{
+	struct gw_snap *old;
+
+	pthread_mutex_lock(&s->snap_lock);
+	old = s->snap;
+	s->snap = sn;
+	pthread_mutex_unlock(&s->snap_lock);
+	return old;
 }
 
 int gw_exports_load(struct gw_srv *s, struct gw_config *cfg)
 {
-	size_t i, j;
+	struct gw_snap *sn, *old = NULL;
 	int err;
 
-	for (j = 0; j < s->nxports; j++)
-		s->xports[j]->cfg_idx = -1;
-	for (i = 0; i < cfg->nexports; i++) {
-		uint32_t id = fnv1a(cfg->exports[i].path);
-		struct gw_xport *xp = NULL, **nx;
+	pthread_mutex_lock(&s->reload_lock);
+	err = snap_build(s, cfg, &sn);
+	if (!err)
+		old = snap_swap(s, sn);
+	pthread_mutex_unlock(&s->reload_lock);
+	if (err)
+		return err;
+	gw_obj_flush_pseudo(); /* the old tree's directories, once their users are done */
+	gw_snap_put(old);
+	return 0;
+}
 
-		for (j = 0; j < s->nxports; j++)
-			if (s->xports[j]->id == id)
-				xp = s->xports[j];
-		if (xp) {
-			xp->cfg_idx = (int)i;
-			continue;
-		}
-		xp = calloc(1, sizeof(*xp));
-		if (!xp)
-			return -ENOMEM;
-		xp->id = id;
-		xp->fh_key = s->fh_key;
-		xp->pool = s->pool;
-		err = xport_open(xp, &cfg->exports[i]);
-		if (err) {
-			xport_free(xp);
-			return err;
-		}
-		nx = realloc(s->xports, (s->nxports + 1) * sizeof(*nx));
-		if (!nx) {
-			xport_free(xp);
-			return -ENOMEM;
-		}
-		s->xports = nx;
-		xp->cfg_idx = (int)i;
-		s->xports[s->nxports++] = xp;
-	}
-	s->cfg = cfg;
-	return pseudo_build(s);
+void gw_exports_unload(struct gw_srv *s)
+{
+	gw_snap_put(snap_swap(s, NULL));
 }

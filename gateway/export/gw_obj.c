@@ -14,6 +14,13 @@
  * cache closes idle files. When an open fails for want of fds all the
  * same (EMFILE, ENFILE), gw_obj_shed() drops every object nobody holds
  * and the open is tried once more (GW_FD_RETRY, gw_fd.c).
+ *
+ * Nothing is closed under the cache lock: on a lacunafs export a close is
+ * a FLUSH round trip to lacunafs, and a lacunafs that hangs would hold up
+ * every request behind the lock. What the cache drops is unlinked under
+ * the lock onto a list of the caller's (struct obj_reap) and its
+ * reference put, fds closed, once the lock is released (cache_unlock),
+ * as nfsd's laundromat and the kernel's deferred fput do.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +57,11 @@ struct obj_ext {
 };
 
 static struct obj_ext lru_head = { .prev = &lru_head, .next = &lru_head };
+
+/* Objects the cache dropped under its lock, chained by hnext: their references put after it */
+struct obj_reap {
+	struct gw_obj *head;
+};
 
 static uint64_t now_s(void)
 {
@@ -147,7 +159,8 @@ static struct gw_obj *cache_find(const uint8_t *fh, size_t len)
 	return o;
 }
 
-static void cache_remove_locked(struct gw_obj *o)
+/* Take @o out of the cache; its reference goes to @reap (cache lock held). */
+static void cache_remove_locked(struct gw_obj *o, struct obj_reap *reap)
 {
 	struct gw_obj **pp = &cache.bucket[o->hash % GW_OBJ_BUCKETS];
 
@@ -156,16 +169,30 @@ static void cache_remove_locked(struct gw_obj *o)
 			*pp = o->hnext;
 			lru_unlink((struct obj_ext *)o);
 			cache.count--;
-			gw_obj_put(o); /* the cache's reference */
+			o->hnext = reap->head; /* the cache's reference, put by cache_unlock() */
+			reap->head = o;
 			return;
 		}
+}
+
+/* Release the cache lock, then put what was dropped under it (closing fds maybe). */
+static void cache_unlock(struct obj_reap *reap)
+{
+	struct gw_obj *o, *next;
+
+	pthread_mutex_unlock(&cache.lock);
+	for (o = reap->head; o; o = next) {
+		next = o->hnext;
+		gw_obj_put(o);
+	}
+	reap->head = NULL;
 }
 
 /*
  * Evict from the cold end what only the cache holds until at most @keep
  * objects are left; @files_only: leave the pseudo directories. How many.
  */
-static unsigned int cache_trim_locked(size_t keep, bool files_only)
+static unsigned int cache_trim_locked(size_t keep, bool files_only, struct obj_reap *reap)
 {
 	unsigned int n = 0;
 	struct obj_ext *e;
@@ -175,7 +202,7 @@ static unsigned int cache_trim_locked(size_t keep, bool files_only)
 
 		if ((e->obj.xp || !files_only) &&
 		    atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1) {
-			cache_remove_locked(&e->obj);
+			cache_remove_locked(&e->obj, reap);
 			n++;
 		}
 		e = prev;
@@ -189,6 +216,7 @@ static unsigned int cache_trim_locked(size_t keep, bool files_only)
  */
 static struct gw_obj *cache_insert(struct gw_obj *o)
 {
+	struct obj_reap reap = { NULL };
 	struct gw_obj *old;
 
 	o->hash = fh_hash(o->fh.data, o->fh.len);
@@ -205,16 +233,18 @@ static struct gw_obj *cache_insert(struct gw_obj *o)
 	lru_front((struct obj_ext *)o);
 	o->lru = now_s();
 	cache.count++;
-	cache_trim_locked(atomic_load_explicit(&cache_max, memory_order_relaxed), false);
-	pthread_mutex_unlock(&cache.lock);
+	cache_trim_locked(atomic_load_explicit(&cache_max, memory_order_relaxed), false, &reap);
+	cache_unlock(&reap);
 	return o;
 }
 
 void gw_obj_forget(struct gw_obj *o)
 {
+	struct obj_reap reap = { NULL };
+
 	pthread_mutex_lock(&cache.lock);
-	cache_remove_locked(o);
-	pthread_mutex_unlock(&cache.lock);
+	cache_remove_locked(o, &reap);
+	cache_unlock(&reap);
 }
 
 int gw_obj_init(void)
@@ -224,10 +254,12 @@ int gw_obj_init(void)
 
 void gw_obj_fini(void)
 {
+	struct obj_reap reap = { NULL };
+
 	pthread_mutex_lock(&cache.lock);
 	while (lru_head.next != &lru_head)
-		cache_remove_locked(&lru_head.next->obj);
-	pthread_mutex_unlock(&cache.lock);
+		cache_remove_locked(&lru_head.next->obj, &reap);
+	cache_unlock(&reap);
 }
 
 void gw_obj_set_max(unsigned int n)
@@ -247,16 +279,18 @@ size_t gw_obj_cached(void)
 
 unsigned int gw_obj_shed(void)
 {
+	struct obj_reap reap = { NULL };
 	unsigned int n;
 
 	pthread_mutex_lock(&cache.lock);
-	n = cache_trim_locked(0, true);
-	pthread_mutex_unlock(&cache.lock);
+	n = cache_trim_locked(0, true, &reap);
+	cache_unlock(&reap);
 	return n;
 }
 
 void gw_obj_sweep(void)
 {
+	struct obj_reap reap = { NULL };
 	uint64_t now = now_s();
 	struct obj_ext *e;
 
@@ -268,10 +302,10 @@ void gw_obj_sweep(void)
 		if (e->obj.lru + GW_OBJ_IDLE > now)
 			break;
 		if (atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1)
-			cache_remove_locked(&e->obj);
+			cache_remove_locked(&e->obj, &reap);
 		e = prev;
 	}
-	pthread_mutex_unlock(&cache.lock);
+	cache_unlock(&reap);
 }
 
 /* Drop every pseudo directory from the cache (the tree is rebuilt on reload). */
@@ -282,20 +316,21 @@ void gw_obj_flush_pseudo(void)
 
 void gw_obj_flush_xport(const struct gw_xport *xp)
 {
+	struct obj_reap reap = { NULL };
 	struct obj_ext *e, *next;
 
 	pthread_mutex_lock(&cache.lock);
 	for (e = lru_head.next; e != &lru_head; e = next) {
 		next = e->next;
 		if (e->obj.xp == xp)
-			cache_remove_locked(&e->obj);
+			cache_remove_locked(&e->obj, &reap);
 	}
-	pthread_mutex_unlock(&cache.lock);
+	cache_unlock(&reap);
 }
 
-static struct gw_obj *pseudo_obj(struct gw_srv *s, uint32_t idx)
+static struct gw_obj *pseudo_obj(const struct gw_snap *s, uint32_t idx)
 {
-	struct gw_pseudo *p = &s->pseudo[idx];
+	const struct gw_pseudo *p = &s->pseudo[idx];
 	struct gw_obj *o = cache_find(p->fh.data, p->fh.len);
 
 	if (o)
@@ -348,13 +383,12 @@ static int file_obj(struct gw_xport *xp, int fd, int bfd, const struct stat *st,
 	return 0;
 }
 
-static struct gw_obj *export_root(struct gw_srv *s, struct gw_xport *xp, int *err)
+static struct gw_obj *export_root(struct gw_xport *xp, int *err)
 {
 	struct gw_obj *o = cache_find(xp->root_fh.data, xp->root_fh.len);
 	struct stat st;
 	int fd, bfd;
 
-	(void)s;
 	*err = 0;
 	if (o)
 		return o;
@@ -380,16 +414,16 @@ static struct gw_obj *export_root(struct gw_srv *s, struct gw_xport *xp, int *er
 	return *err ? NULL : o;
 }
 
-struct gw_obj *gw_obj_root(struct gw_srv *s)
+struct gw_obj *gw_obj_root(const struct gw_snap *s)
 {
 	size_t i;
 	int err;
 
 	if (s->npseudo)
 		return pseudo_obj(s, 0);
-	for (i = 0; i < s->nxports; i++)
-		if (s->xports[i]->cfg_idx >= 0 && s->xports[i]->pseudo_node < 0)
-			return export_root(s, s->xports[i], &err);
+	for (i = 0; i < s->cfg->nexports; i++)
+		if (s->pseudo_node[i] < 0)
+			return export_root(s->xports[i], &err);
 	return NULL;
 }
 
@@ -472,7 +506,7 @@ static int open_by_lfs_handle(struct gw_xport *xp, const struct file_handle *h,
 	return 0;
 }
 
-static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
+static int resolve_file(const struct gw_snap *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	struct {
 		struct file_handle fh;
@@ -533,7 +567,7 @@ static int resolve_file(struct gw_srv *s, const uint8_t *fh, size_t len, struct 
 		close(fd);
 		if (bfd != fd)
 			close(bfd);
-		*out = export_root(s, xp, &err);
+		*out = export_root(xp, &err);
 		return err;
 	}
 	memcpy(gfh.data, fh, len);
@@ -550,9 +584,9 @@ out_close_bfd:
 	return err;
 }
 
-static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out);
+static int obj_from_fh(const struct gw_snap *s, const uint8_t *fh, size_t len, struct gw_obj **out);
 
-int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
+int gw_obj_from_fh(const struct gw_snap *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	int err = obj_from_fh(s, fh, len, out);
 
@@ -568,7 +602,7 @@ int gw_obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_ob
 	return err;
 }
 
-static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct gw_obj **out)
+static int obj_from_fh(const struct gw_snap *s, const uint8_t *fh, size_t len, struct gw_obj **out)
 {
 	struct gw_obj *o;
 	size_t hdr;
@@ -576,7 +610,7 @@ static int obj_from_fh(struct gw_srv *s, const uint8_t *fh, size_t len, struct g
 
 	*out = NULL;
 	/* the tag first: nothing of a handle not made here is looked at */
-	rc = gw_fh_check(s->fh_key, s->cfg && s->cfg->legacy_handles, fh, len);
+	rc = gw_fh_check(s->fh_key, s->cfg->legacy_handles, fh, len);
 	if (rc < 0)
 		return rc;
 	hdr = gw_fh_hdr(fh);
@@ -673,7 +707,8 @@ static int lookup_file(struct gw_obj *dir, const char *name, struct gw_obj **out
 	return file_obj(xp, fd, bfd, &bst, &fh, out);
 }
 
-int gw_obj_lookup(struct gw_srv *s, struct gw_obj *dir, const char *name, struct gw_obj **out)
+int gw_obj_lookup(const struct gw_snap *s, struct gw_obj *dir, const char *name,
+		  struct gw_obj **out)
 {
 	uint32_t i;
 	int err;
@@ -685,12 +720,12 @@ int gw_obj_lookup(struct gw_srv *s, struct gw_obj *dir, const char *name, struct
 		return lookup_file(dir, name, out);
 	}
 	for (i = 1; i < s->npseudo; i++) {
-		struct gw_pseudo *p = &s->pseudo[i];
+		const struct gw_pseudo *p = &s->pseudo[i];
 
 		if (p->parent != (uint32_t)dir->pseudo || strcmp(p->name, name))
 			continue;
 		if (p->xport >= 0) {
-			*out = export_root(s, s->xports[p->xport], &err);
+			*out = export_root(s->xports[p->xport], &err);
 			return *out ? 0 : err;
 		}
 		*out = pseudo_obj(s, i);
@@ -699,8 +734,10 @@ int gw_obj_lookup(struct gw_srv *s, struct gw_obj *dir, const char *name, struct
 	return -ENOENT;
 }
 
-int gw_obj_parent(struct gw_srv *s, struct gw_obj *dir, struct gw_obj **out)
+int gw_obj_parent(const struct gw_snap *s, struct gw_obj *dir, struct gw_obj **out)
 {
+	int node;
+
 	*out = NULL;
 	if (gw_obj_is_pseudo(dir)) {
 		if (dir->pseudo == 0)
@@ -713,9 +750,11 @@ int gw_obj_parent(struct gw_srv *s, struct gw_obj *dir, struct gw_obj **out)
 	if (dir->fh.len == dir->xp->root_fh.len &&
 	    !memcmp(dir->fh.data, dir->xp->root_fh.data, dir->fh.len)) {
 		/* the export root: up into the pseudo filesystem */
-		if (dir->xp->pseudo_node < 0)
+		if (!gw_xport_node(s, dir->xp, &node))
+			return -ESTALE; /* no longer exported */
+		if (node < 0)
 			return -ENOENT;
-		*out = pseudo_obj(s, s->pseudo[dir->xp->pseudo_node].parent);
+		*out = pseudo_obj(s, s->pseudo[node].parent);
 		return *out ? 0 : -ENOMEM;
 	}
 	return lookup_file(dir, "..", out);

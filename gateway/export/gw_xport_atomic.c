@@ -15,8 +15,11 @@
  *
  * The client is published with a release store: workers read xp->lc
  * without a lock and see either NULL (the fallback) or a client ready
- * to use. Only this function and export loading (under cfg_lock held for
- * writing, while this one holds it for reading) set it.
+ * to use. Only this function, the export watcher (both on the watch
+ * thread) and the opening of a new export, before any snapshot serves it
+ * (gw_export.c), set it. This function holds only a reference to the
+ * configuration snapshot: a registration that waits on a hung lacunafs
+ * holds up no request and no reload.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,18 +40,19 @@ void gw_xports_atomic_check(struct gw_srv *s)
 	struct timespec ts;
 	unsigned long long n = 0;
 	bool retry, warn;
+	struct gw_snap *sn;
 	size_t i;
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	retry = ts.tv_sec - last_try >= GW_ATOMIC_RETRY_SEC;
 	warn = ts.tv_sec - last_warn >= GW_ATOMIC_WARN_SEC;
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	for (i = 0; i < s->nxports; i++) {
-		struct gw_xport *xp = s->xports[i];
+	sn = gw_snap_get(s);
+	for (i = 0; sn && i < sn->cfg->nexports; i++) {
+		struct gw_xport *xp = sn->xports[i];
 		struct lacuna_client *lc;
 
-		if (xp->cfg_idx < 0 || !xp->lacunafs || __atomic_load_n(&xp->lc, __ATOMIC_ACQUIRE))
+		if (!xp->lacunafs || __atomic_load_n(&xp->lc, __ATOMIC_ACQUIRE))
 			continue;
 		if (retry) {
 			err = gw_xport_register(xp, &lc);
@@ -69,7 +73,7 @@ void gw_xports_atomic_check(struct gw_srv *s)
 		}
 		n++;
 	}
-	pthread_rwlock_unlock(&s->cfg_lock);
+	gw_snap_put(sn);
 	if (retry)
 		last_try = ts.tv_sec;
 	if (warn && n)

@@ -273,13 +273,14 @@ static uint32_t ftype_of(mode_t mode)
  */
 static uint64_t mounted_on_fileid(const struct nfs4_compound *c, const struct gw_obj *o)
 {
-	const struct gw_srv *s = c->srv;
+	const struct gw_snap *s = c->snap;
 	const struct gw_xport *xp = o->xp;
+	int node;
 
 	if (!xp || o->fh.len != xp->root_fh.len || memcmp(o->fh.data, xp->root_fh.data, o->fh.len))
 		return o->fileid;
-	if (xp->pseudo_node > 0 && (uint32_t)xp->pseudo_node < s->npseudo)
-		return s->pseudo[xp->pseudo_node].fileid;
+	if (gw_xport_node(s, xp, &node) && node > 0 && (uint32_t)node < s->npseudo)
+		return s->pseudo[node].fileid;
 	return o->fileid;
 }
 
@@ -362,7 +363,7 @@ static void enc_value(struct xdr_out *out, const struct attr_src *a, unsigned in
 		xdr_enc_u64(out, a->o->xp ? a->o->xp->fsid_minor : 0);
 		break;
 	case FATTR4_LEASE_TIME:
-		xdr_enc_u32(out, a->c->srv->cfg->lease_time);
+		xdr_enc_u32(out, nfs4_cfg(a->c)->lease_time);
 		break;
 	case FATTR4_RDATTR_ERROR:
 		xdr_enc_u32(out, NFS4_OK);
@@ -394,8 +395,8 @@ static void enc_value(struct xdr_out *out, const struct attr_src *a, unsigned in
 		break;
 	case FATTR4_MAXREAD:
 	case FATTR4_MAXWRITE:
-		xdr_enc_u64(out, gw_io_max(a->c->srv->cfg ? a->c->srv->cfg->max_record :
-								GW_RECORD_DEFAULT));
+		xdr_enc_u64(out, gw_io_max(nfs4_cfg(a->c) ? nfs4_cfg(a->c)->max_record
+							  : GW_RECORD_DEFAULT));
 		break;
 	case FATTR4_MODE:
 		xdr_enc_u32(out, st->st_mode & NFS4_MODE_MASK);

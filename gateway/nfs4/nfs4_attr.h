@@ -66,7 +66,7 @@ int nfs4_owner_parse(const uint8_t *s, size_t len, uint32_t *id);
  * an nfsstat4 (an error of stat(2)), or NFS4_OK with c->out->err set
  * when out of reply space. Write-only attributes in @req are not
  * encoded (callers refuse them first with nfs4_attr_check_get()).
- * Runs under cfg_lock (read), which the COMPOUND engine holds.
+ * Reads the configuration of c->snap.
  */
 uint32_t nfs4_enc_fattr(struct nfs4_compound *c, struct xdr_out *out, struct gw_obj *o,
 			const struct nfs4_bitmap *req);

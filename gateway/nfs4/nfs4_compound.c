@@ -58,6 +58,75 @@ size_t nfs4_reply_room(const struct nfs4_compound *c)
 	return c->resp_max > len ? c->resp_max - len : 0;
 }
 
+void nfs4_set_caller(struct nfs4_compound *c)
+{
+	c->who.srv = c->srv;
+	c->who.cfg = nfs4_cfg(c);
+	c->who.peer = c->conn ? &c->conn->peer : NULL;
+	c->who.conn_id = c->conn ? c->conn->id : 0;
+	c->who.minor = c->minor;
+	c->who.flavor = c->flavor;
+	c->who.wire_cred = &c->wire_cred;
+	c->who.cred = &c->cred;
+}
+
+void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status)
+{
+	(void)status;
+	nfs4_slot_done(&c->who, c->slot, c->replay ? NULL : c->out, res_off);
+	c->slot = NULL;
+	c->replay = NULL;
+	c->replay_len = 0;
+}
+
+void nfs4_seqid_done(struct nfs4_compound *c, struct nfs4_owner *oo, uint32_t seqid,
+		     uint32_t status, const struct xdr_pos *from, const struct gw_fh *fh)
+{
+	const struct nfs4_seqid_op op = {
+		.seqid = seqid,
+		.opnum = c->opnum,
+		.status = status,
+		.keep_body = c->keep_body,
+		.out = c->out,
+		.from = from->len,
+		.fh = fh,
+	};
+
+	nfs4_owner_seqid_done(&c->who, oo, &op);
+}
+
+uint32_t nfs4_seqid_replay(struct nfs4_compound *c, const struct nfs4_owner *oo, struct gw_fh *fh,
+			   bool *has_fh)
+{
+	const struct nfs4_replay *rp = &oo->replay;
+
+	*has_fh = false;
+	if (!rp->valid)
+		return NFS4ERR_BAD_SEQID;
+	if (rp->len)
+		xdr_out_write(c->out, rp->buf, rp->len);
+	c->keep_body = rp->keep_body;
+	if (rp->has_fh) {
+		*fh = rp->fh;
+		*has_fh = true;
+	}
+	return rp->status;
+}
+
+uint32_t nfs4_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid_in, struct gw_obj *o,
+		    bool write, int *fd, bool *fd_owned)
+{
+	struct nfs4_stateid sid = *sid_in;
+	uint32_t status;
+
+	*fd = -1;
+	*fd_owned = false;
+	status = nfs4_resolve_current_sid(c, &sid);
+	if (status != NFS4_OK)
+		return status;
+	return nfs4_state_io_fd(&c->who, &sid, o, write, fd, fd_owned);
+}
+
 void nfs4_set_cfh(struct nfs4_compound *c, struct gw_obj *o)
 {
 	if (c->cfh)
@@ -124,8 +193,8 @@ static uint32_t check_pseudo(const struct nfs4_compound *c, bool port)
 	bool admitted = false;
 	size_t i;
 
-	for (i = 0; i < c->srv->cfg->nexports; i++) {
-		rule = gw_export_match(&c->srv->cfg->exports[i], peer);
+	for (i = 0; i < c->snap->cfg->nexports; i++) {
+		rule = gw_export_match(&c->snap->cfg->exports[i], peer);
 		if (rule && (!port || port_ok(c, rule)))
 			return NFS4_OK;
 		admitted |= rule != NULL;
@@ -147,7 +216,7 @@ uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o)
 		st = check_pseudo(c, true);
 		return st == NFS4ERR_ACCESS ? NFS4_OK : st;
 	}
-	exp = gw_xport_cfg(c->srv, o->xp);
+	exp = gw_xport_cfg(c->snap, o->xp);
 	if (!exp)
 		return NFS4_OK;
 	rule = gw_export_match(exp, (const struct sockaddr *)&c->conn->peer);
@@ -175,7 +244,7 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 		c->rule = NULL;
 		return NFS4_OK;
 	}
-	exp = gw_xport_cfg(c->srv, o->xp);
+	exp = gw_xport_cfg(c->snap, o->xp);
 	if (!exp)
 		return NFS4ERR_STALE; /* the export was removed by a reload */
 	rule = gw_export_match(exp, peer);
@@ -298,7 +367,7 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 	if (c->out->err)
 		return c->out->err;
 
-	pthread_rwlock_rdlock(&c->srv->cfg_lock);
+	c->snap = gw_snap_get(c->srv);
 	if (c->minor > NFS4_MINOR_MAX) {
 		status = NFS4ERR_MINOR_VERS_MISMATCH;
 		goto out;
@@ -307,6 +376,7 @@ int nfs4_compound_run(struct nfs4_compound *c, struct xdr_in *args)
 		status = NFS4ERR_RESOURCE;
 		goto out;
 	}
+	nfs4_set_caller(c);
 	for (c->opidx = 0; c->opidx < c->nops; c->opidx++) {
 		const struct nfs4_op_desc *d;
 		struct xdr_mark m_opstat;
@@ -372,8 +442,9 @@ out:
 out_replayed:
 	if (c->slot)
 		nfs4_sequence_done(c, res_off, status);
-	pthread_rwlock_unlock(&c->srv->cfg_lock);
 	finish(c);
+	gw_snap_put(c->snap);
+	c->snap = NULL;
 	err = c->out->err;
 	return err;
 }

@@ -32,11 +32,26 @@
  * READ, READDIR and other variable ops bound
  * themselves with nfs4_reply_room().
  *
- * Sessions (4.1+): SEQUENCE sets c->ses/c->slot; on a retransmission it
+ * Sessions (4.1+): SEQUENCE sets c->who.ses/c->slot; on a retransmission it
  * sets c->replay and the engine answers with the slot's cached reply
  * bytes instead. Whatever happens, the engine calls
  * nfs4_sequence_done() once at the end when c->slot is set, which caches
  * the reply and frees the slot.
+ *
+ * Configuration: the engine takes the snapshot in force (gw.h
+ * "Configuration") into c->snap before the first op and drops it after
+ * the last; every op reads the configuration, the exports and the pseudo
+ * filesystem through it (nfs4_cfg()). No lock is held across the
+ * COMPOUND: a reload goes ahead however long an op (a COMMIT's fsync, a
+ * COPY, a WRITE to a lacunafs that hangs) takes, and the ops already
+ * running finish under the configuration they began with.
+ *
+ * State: the state layer (nfs4_state.h) knows nothing of the COMPOUND.
+ * The engine fills c->who (struct nfs4_caller: the server, the
+ * configuration, the caller's address, principal and credentials, the
+ * minor version) once, after the COMPOUND header, and the ops pass it
+ * down; the replies the state layer keeps (a slot's, a 4.0 owner's last
+ * op's) are read from c->out and sent back by the functions below.
  */
 #ifndef LACUNA_NFS4_COMPOUND_H
 #define LACUNA_NFS4_COMPOUND_H
@@ -46,19 +61,14 @@
 #include <sys/socket.h>
 
 #include "gw.h"
+#include "nfs4_caller.h"
 #include "rpc.h"
 #include "xdr.h"
 
 #define NFS4_ARGS_MAX 2048 /* bytes of one op's decoded arguments */
 
-struct nfs4_client;
-struct nfs4_session;
+struct nfs4_owner;
 struct nfs4_slot;
-
-struct nfs4_stateid {
-	uint32_t seqid;
-	uint8_t other[NFS4_OTHER_SIZE];
-};
 
 struct nfs4_bitmap {
 	uint32_t w[NFS4_BITMAP_MAX];
@@ -89,6 +99,8 @@ struct gw_conn_info {
 /* One COMPOUND being processed. */
 struct nfs4_compound {
 	struct gw_srv *srv;
+	/* the configuration this COMPOUND runs under: taken at its start, dropped at its end */
+	struct gw_snap *snap;
 	const struct gw_conn_info *conn;
 	const struct rpc_call *call;
 	uint32_t minor;
@@ -106,9 +118,9 @@ struct nfs4_compound {
 	struct nfs4_stateid cur_sid, saved_sid; /* 4.1 current stateid */
 	bool cur_sid_set, saved_sid_set;
 
-	/* 4.1 session: set by SEQUENCE (or the 4.0 state code for the client) */
-	struct nfs4_client *clp;
-	struct nfs4_session *ses;
+	/* the caller, for the state layer (nfs4_set_caller); its clp and ses: SEQUENCE's */
+	struct nfs4_caller who;
+	/* 4.1 session: set by SEQUENCE */
 	struct nfs4_slot *slot;
 	bool cachethis;
 	bool drc; /* 4.0: an op that changes something ran (gw_drc.h) */
@@ -120,6 +132,12 @@ struct nfs4_compound {
 	uint32_t opnum; /* op being run */
 	bool keep_body; /* keep the results an op encoded with an error status */
 };
+
+/* The configuration @c runs under (NULL only for a COMPOUND made without the engine) */
+static inline const struct gw_config *nfs4_cfg(const struct nfs4_compound *c)
+{
+	return c->snap ? c->snap->cfg : NULL;
+}
 
 /* Op flags */
 #define OPF_CFH 0x01	    /* needs a current file handle */
@@ -161,6 +179,42 @@ uint32_t nfs4_enc_status(const struct nfs4_compound *c, int err);
 
 /* Bytes an op may still add to the reply. */
 size_t nfs4_reply_room(const struct nfs4_compound *c);
+
+/*
+ * Fill c->who from the call (srv, conn, minor, flavor and credentials set):
+ * once per COMPOUND, by the engine after the header.
+ */
+void nfs4_set_caller(struct nfs4_compound *c);
+
+/*
+ * Called once by the engine at the end of a COMPOUND that had a slot:
+ * caches the reply (bytes from @res_off to the end of c->out) when it
+ * was not a replay, and releases the slot (nfs4_slot_done()).
+ */
+void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status);
+
+/*
+ * After a 4.0 seqid op of @oo ran with @status (its results encoded in
+ * c->out from @from on): the owner's seqid becomes @seqid and the result
+ * is kept for a replay (nfs4_owner_seqid_done()). @fh: the current FH to
+ * restore on a replay (OPEN), or NULL.
+ */
+void nfs4_seqid_done(struct nfs4_compound *c, struct nfs4_owner *oo, uint32_t seqid,
+		     uint32_t status, const struct xdr_pos *from, const struct gw_fh *fh);
+/*
+ * A replay of @oo's last op: encode its cached results and return its
+ * status (copies what it needs: call with the state lock held; *fh set
+ * when the current FH must be restored).
+ */
+uint32_t nfs4_seqid_replay(struct nfs4_compound *c, const struct nfs4_owner *oo, struct gw_fh *fh,
+			   bool *has_fh);
+
+/*
+ * nfs4_state_io_fd() for the caller of @c, @sid the 4.1 current stateid
+ * when it says so (nfs4_resolve_current_sid()).
+ */
+uint32_t nfs4_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid, struct gw_obj *o,
+		    bool write, int *fd, bool *fd_owned);
 
 /* Replace the current file handle (takes over the reference of @o). */
 void nfs4_set_cfh(struct nfs4_compound *c, struct gw_obj *o);

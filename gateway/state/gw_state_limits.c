@@ -80,13 +80,13 @@
 
 #define GW_STATE_LOG_SEC 60
 
-static bool gw_state_addr_listed(const struct nfs4_compound *c)
+static bool gw_state_addr_listed(const struct nfs4_caller *who)
 {
-	const struct gw_config *cfg = c->srv->cfg; /* cfg_lock held for the COMPOUND */
+	const struct gw_config *cfg = who->cfg;
 	size_t i;
 
 	for (i = 0; i < cfg->nexports; i++)
-		if (gw_export_match(&cfg->exports[i], (const struct sockaddr *)&c->conn->peer))
+		if (gw_export_match(&cfg->exports[i], (const struct sockaddr *)who->peer))
 			return true;
 	return false;
 }
@@ -169,31 +169,32 @@ static const char *const gw_state_counter_names[GW_STATE_LOG_N] = {
 	"state_locks_refused", "state_clients_reclaimed",
 };
 
-static uint32_t gw_state_refuse(const struct nfs4_compound *c, uint32_t status, const char *why,
+static uint32_t gw_state_refuse(const struct nfs4_caller *who, uint32_t status, const char *why,
 				atomic_ullong *counter, int kind)
 {
 	char a[64] = "?";
 
-	gw_limit_hit(counter, gw_state_counter_names[kind], c->conn ? c->conn->id : 0);
+	gw_limit_hit(counter, gw_state_counter_names[kind], who->conn_id);
 	if (gw_state_log_due(kind)) {
-		if (c->conn)
-			net_addr_str(&c->conn->peer, a, sizeof(a));
+		if (who->peer)
+			net_addr_str(who->peer, a, sizeof(a));
 		log_warn("nfs4: no new state for %s: %s (logged once a minute)", a, why);
 	}
 	return status;
 }
 
 /* A client table full: the refusal names the address that holds the most (state lock held) */
-static uint32_t gw_state_refuse_client(struct nfs4_compound *c, uint32_t status, const char *why)
+static uint32_t gw_state_refuse_client(const struct nfs4_caller *who, uint32_t status,
+				       const char *why)
 {
 	char a[64] = "?", top[64];
 	unsigned int n;
 
-	gw_limit_hit(&c->srv->stats.state_refused, "state_refused", c->conn ? c->conn->id : 0);
+	gw_limit_hit(&who->srv->stats.state_refused, "state_refused", who->conn_id);
 	if (gw_state_log_due(GW_STATE_LOG_CLIENT)) {
-		n = gw_state_top_addr(c->srv->state, top, sizeof(top));
-		if (c->conn)
-			net_addr_str(&c->conn->peer, a, sizeof(a));
+		n = gw_state_top_addr(who->srv->state, top, sizeof(top));
+		if (who->peer)
+			net_addr_str(who->peer, a, sizeof(a));
 		log_warn("nfs4: no new client or session for %s: %s and every client it could "
 			 "reclaim holds state or is busy; %s holds the most clients (%u) "
 			 "(logged once a minute)",
@@ -202,13 +203,14 @@ static uint32_t gw_state_refuse_client(struct nfs4_compound *c, uint32_t status,
 	return status;
 }
 
-uint32_t gw_state_admit(struct nfs4_compound *c)
+uint32_t gw_state_admit(const struct nfs4_caller *who)
 {
-	if (!c->srv->cfg || !c->conn)
+	if (!who->cfg || !who->peer)
 		return NFS4_OK; /* no configuration to check against (unit tests) */
-	if (!gw_state_addr_listed(c))
-		return gw_state_refuse(c, NFS4ERR_PERM, "its address is in no export's client list",
-				       &c->srv->stats.state_refused, GW_STATE_LOG_CLIENT);
+	if (!gw_state_addr_listed(who))
+		return gw_state_refuse(who, NFS4ERR_PERM,
+				       "its address is in no export's client list",
+				       &who->srv->stats.state_refused, GW_STATE_LOG_CLIENT);
 	return NFS4_OK;
 }
 
@@ -267,18 +269,18 @@ static struct nfs4_client *gw_state_pick(struct nfs4_state *st, const uint8_t *k
 }
 
 /* Forget @clp to make room for what @why names (state lock held) */
-static void gw_state_reclaim(struct nfs4_compound *c, struct nfs4_client *clp, const char *why,
-			     bool unconfirmed_bound)
+static void gw_state_reclaim(const struct nfs4_caller *who, struct nfs4_client *clp,
+			     const char *why, bool unconfirmed_bound)
 {
-	struct nfs4_state *st = c->srv->state;
+	struct nfs4_state *st = who->srv->state;
 	int kind = unconfirmed_bound ? GW_STATE_LOG_UNCONFIRMED : GW_STATE_LOG_RECLAIM;
-	atomic_ullong *counter = unconfirmed_bound ? &c->srv->stats.state_unconfirmed_evicted
-						   : &c->srv->stats.state_clients_reclaimed;
+	atomic_ullong *counter = unconfirmed_bound ? &who->srv->stats.state_unconfirmed_evicted
+						   : &who->srv->stats.state_clients_reclaimed;
 	char a[64], top[64];
 	uint8_t key[16];
 	unsigned int n;
 
-	gw_limit_hit(counter, gw_state_counter_names[kind], c->conn ? c->conn->id : 0);
+	gw_limit_hit(counter, gw_state_counter_names[kind], who->conn_id);
 	if (gw_state_log_due(kind)) {
 		n = gw_state_top_addr(st, top, sizeof(top));
 		gw_client_key(clp, key);
@@ -337,26 +339,26 @@ struct gw_room {
 };
 
 /* false when there is nothing to check against (unit tests) */
-static bool gw_room_init(const struct nfs4_compound *c, struct gw_room *r)
+static bool gw_room_init(const struct nfs4_caller *who, struct gw_room *r)
 {
-	if (!c->srv->cfg || !c->conn)
+	if (!who->cfg || !who->peer)
 		return false;
-	r->lim = &c->srv->cfg->limits;
-	net_addr_key(&c->conn->peer, sizeof(c->conn->peer), r->key);
+	r->lim = &who->cfg->limits;
+	net_addr_key(who->peer, sizeof(*who->peer), r->key);
 	r->ram = gw_state_ram();
 	return true;
 }
 
-uint32_t gw_state_client_room(struct nfs4_compound *c)
+uint32_t gw_state_client_room(const struct nfs4_caller *who)
 {
-	struct nfs4_state *st = c->srv->state;
+	struct nfs4_state *st = who->srv->state;
 	struct gw_room r;
 	struct gw_client_count n;
 	struct nfs4_client *victim;
 	const char *why;
 	bool unconfirmed_bound;
 
-	if (!gw_room_init(c, &r))
+	if (!gw_room_init(who, &r))
 		return NFS4_OK;
 	for (;;) {
 		gw_state_count(st, r.key, &n);
@@ -378,21 +380,21 @@ uint32_t gw_state_client_room(struct nfs4_compound *c)
 		}
 		if (!victim)
 			return gw_state_refuse_client(
-				c, c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE, why);
-		gw_state_reclaim(c, victim, why, unconfirmed_bound);
+				who, who->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE, why);
+		gw_state_reclaim(who, victim, why, unconfirmed_bound);
 	}
 }
 
-uint32_t gw_state_session_room(struct nfs4_compound *c, const struct nfs4_client *clp,
+uint32_t gw_state_session_room(const struct nfs4_caller *who, const struct nfs4_client *clp,
 			       uint32_t slot_bytes)
 {
-	struct nfs4_state *st = c->srv->state;
+	struct nfs4_state *st = who->srv->state;
 	struct gw_room r;
 	struct gw_client_count n;
 	struct nfs4_client *victim;
 	const char *why;
 
-	if (!gw_room_init(c, &r))
+	if (!gw_room_init(who, &r))
 		return NFS4_OK;
 	for (;;) {
 		gw_state_count(st, r.key, &n);
@@ -411,46 +413,46 @@ uint32_t gw_state_session_room(struct nfs4_compound *c, const struct nfs4_client
 			return NFS4_OK;
 		}
 		if (!victim)
-			return gw_state_refuse_client(c, NFS4ERR_DELAY, why);
-		gw_state_reclaim(c, victim, why, false);
+			return gw_state_refuse_client(who, NFS4ERR_DELAY, why);
+		gw_state_reclaim(who, victim, why, false);
 	}
 }
 
-uint32_t gw_state_room(struct nfs4_compound *c, const struct nfs4_client *clp,
+uint32_t gw_state_room(const struct nfs4_caller *who, const struct nfs4_client *clp,
 		       enum gw_state_kind kind)
 {
-	const struct nfs4_state *st = c->srv->state;
+	const struct nfs4_state *st = who->srv->state;
 	const struct gw_limits *lim;
-	uint32_t full = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
-	atomic_ullong *opens = &c->srv->stats.state_opens_refused;
-	atomic_ullong *locks = &c->srv->stats.state_locks_refused;
+	uint32_t full = who->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
+	atomic_ullong *opens = &who->srv->stats.state_opens_refused;
+	atomic_ullong *locks = &who->srv->stats.state_locks_refused;
 
-	if (!c->srv->cfg)
+	if (!who->cfg)
 		return NFS4_OK; /* unit tests */
-	lim = &c->srv->cfg->limits;
+	lim = &who->cfg->limits;
 	switch (kind) {
 	case GW_STATE_OPEN:
 		if (clp->nopens >= lim->max_opens_client)
-			return gw_state_refuse(c, full, "max_opens_per_client reached", opens,
+			return gw_state_refuse(who, full, "max_opens_per_client reached", opens,
 					       GW_STATE_LOG_OPEN);
 		if (st->nopens >= gw_limits_max_opens(lim, gw_limits_nofile()))
-			return gw_state_refuse(c, full, "max_opens reached", opens,
+			return gw_state_refuse(who, full, "max_opens reached", opens,
 					       GW_STATE_LOG_OPEN);
 		break;
 	case GW_STATE_LOCK_OWNER:
 		if (clp->nlock_owners >= lim->max_lock_owners_client)
-			return gw_state_refuse(c, full, "max_lock_owners_per_client reached",
+			return gw_state_refuse(who, full, "max_lock_owners_per_client reached",
 					       locks, GW_STATE_LOG_LOCK);
 		if (st->nlock_owners >= lim->max_lock_owners)
-			return gw_state_refuse(c, full, "max_lock_owners reached", locks,
+			return gw_state_refuse(who, full, "max_lock_owners reached", locks,
 					       GW_STATE_LOG_LOCK);
 		break;
 	case GW_STATE_LOCK:
 		if (clp->nlocks >= lim->max_locks_client)
-			return gw_state_refuse(c, full, "max_locks_per_client reached", locks,
+			return gw_state_refuse(who, full, "max_locks_per_client reached", locks,
 					       GW_STATE_LOG_LOCK);
 		if (st->nlocks >= lim->max_locks)
-			return gw_state_refuse(c, full, "max_locks reached", locks,
+			return gw_state_refuse(who, full, "max_locks reached", locks,
 					       GW_STATE_LOG_LOCK);
 		break;
 	}

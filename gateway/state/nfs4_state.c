@@ -210,30 +210,28 @@ bool nfs4_client_has_state(const struct nfs4_client *clp)
 	return false;
 }
 
-void nfs4_client_set_principal(struct nfs4_compound *c, struct nfs4_client *clp)
+void nfs4_client_set_principal(const struct nfs4_caller *who, struct nfs4_client *clp)
 {
-	clp->flavor = c->flavor;
-	clp->uid = c->wire_cred.uid;
-	clp->gid = c->wire_cred.gid;
-	if (c->conn)
-		clp->addr = c->conn->peer;
+	clp->flavor = who->flavor;
+	clp->uid = who->wire_cred->uid;
+	clp->gid = who->wire_cred->gid;
+	if (who->peer)
+		clp->addr = *who->peer;
 }
 
-bool nfs4_client_same_principal(const struct nfs4_compound *c, const struct nfs4_client *clp)
+bool nfs4_client_same_principal(const struct nfs4_caller *who, const struct nfs4_client *clp)
 {
-	return clp->flavor == c->flavor && clp->uid == c->wire_cred.uid &&
-	       clp->gid == c->wire_cred.gid;
+	return clp->flavor == who->flavor && clp->uid == who->wire_cred->uid &&
+	       clp->gid == who->wire_cred->gid;
 }
 
-void nfs4_client_renew(struct nfs4_compound *c, struct nfs4_client *clp)
+void nfs4_client_renew(struct nfs4_client *clp)
 {
-	(void)c;
 	clp->renewed = nfs4_now();
 }
 
-uint32_t nfs4_client_lookup40(struct nfs4_compound *c, uint64_t clientid, struct nfs4_client **out)
+uint32_t nfs4_client_lookup40(struct nfs4_state *st, uint64_t clientid, struct nfs4_client **out)
 {
-	struct nfs4_state *st = c->srv->state;
 	struct nfs4_client *clp;
 
 	*out = NULL;
@@ -246,18 +244,18 @@ uint32_t nfs4_client_lookup40(struct nfs4_compound *c, uint64_t clientid, struct
 		return NFS4ERR_EXPIRED;
 	if (!clp->confirmed)
 		return NFS4ERR_STALE_CLIENTID;
-	nfs4_client_renew(c, clp);
+	nfs4_client_renew(clp);
 	*out = clp;
 	return NFS4_OK;
 }
 
-uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid, struct nfs4_client **out)
+uint32_t nfs4_client_of(const struct nfs4_caller *who, uint64_t clientid, struct nfs4_client **out)
 {
-	if (c->minor >= 1) {
-		*out = c->clp;
-		return c->clp ? NFS4_OK : NFS4ERR_OP_NOT_IN_SESSION;
+	if (who->minor >= 1) {
+		*out = who->clp;
+		return who->clp ? NFS4_OK : NFS4ERR_OP_NOT_IN_SESSION;
 	}
-	return nfs4_client_lookup40(c, clientid, out);
+	return nfs4_client_lookup40(who->srv->state, clientid, out);
 }
 
 /* ================================================================ sessions */
@@ -358,24 +356,23 @@ static bool slot_room(struct nfs4_slot *slot, size_t len)
 	return true;
 }
 
-void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status)
+void nfs4_slot_done(struct nfs4_caller *who, struct nfs4_slot *slot, const struct xdr_out *out,
+		    size_t res_off)
 {
-	struct nfs4_state *st = c->srv->state;
-	struct nfs4_slot *slot = c->slot;
-	struct nfs4_session *ses = c->ses;
-	size_t len = xdr_out_len(c->out) > res_off ? xdr_out_len(c->out) - res_off : 0;
+	struct nfs4_state *st = who->srv->state;
+	struct nfs4_session *ses = who->ses;
+	size_t len = out && xdr_out_len(out) > res_off ? xdr_out_len(out) - res_off : 0;
 
-	(void)status;
 	nfs4_state_lock(st);
-	if (!c->replay) {
+	if (out) {
 		slot->cached = false;
 		/*
 		 * Every reply small enough is kept, asked for or not: a
 		 * retransmission then gets its real answer rather than
 		 * RETRY_UNCACHED_REP.
 		 */
-		if (!c->out->err && len <= ses->slot_bytes && slot_room(slot, len) &&
-		    xdr_out_copy(c->out, res_off, slot->buf, len) == len) {
+		if (!out->err && len <= ses->slot_bytes && slot_room(slot, len) &&
+		    xdr_out_copy(out, res_off, slot->buf, len) == len) {
 			slot->len = (uint32_t)len;
 			slot->cached = true;
 		}
@@ -384,11 +381,8 @@ void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status
 	ses->clp->busy--;
 	nfs4_session_put(st, ses);
 	nfs4_state_unlock(st);
-	c->slot = NULL;
-	c->ses = NULL;
-	c->clp = NULL;
-	c->replay = NULL;
-	c->replay_len = 0;
+	who->ses = NULL;
+	who->clp = NULL;
 }
 
 /* ================================================================ owners */
@@ -481,24 +475,25 @@ void nfs4_owner_release(struct nfs4_state *st, struct nfs4_owner *oo)
 		owner_free(oo);
 }
 
-void nfs4_owner_seqid_done(struct nfs4_compound *c, struct nfs4_owner *oo, uint32_t seqid,
-			   uint32_t status, const struct xdr_pos *from, const struct gw_fh *fh)
+void nfs4_owner_seqid_done(const struct nfs4_caller *who, struct nfs4_owner *oo,
+			   const struct nfs4_seqid_op *op)
 {
 	struct nfs4_replay *rp = &oo->replay;
 	size_t len = 0;
 
-	if (c->minor >= 1 || !nfs4_seqid_mutating(status))
+	if (who->minor >= 1 || !nfs4_seqid_mutating(op->status))
 		return;
-	if (c->opnum != OP_CLOSE && oo->last_closed)
-		nfs4_owner_drop_closed(c->srv->state, oo);
-	oo->seqid = seqid;
+	if (op->opnum != OP_CLOSE && oo->last_closed)
+		nfs4_owner_drop_closed(who->srv->state, oo);
+	oo->seqid = op->seqid;
 	oo->fresh = false;
 	oo->used = nfs4_now();
 	rp->valid = true;
-	rp->status = status;
-	rp->keep_body = status != NFS4_OK && c->keep_body;
-	if ((status == NFS4_OK || rp->keep_body) && xdr_out_len(c->out) > from->len && !c->out->err)
-		len = xdr_out_len(c->out) - from->len;
+	rp->status = op->status;
+	rp->keep_body = op->status != NFS4_OK && op->keep_body;
+	if ((op->status == NFS4_OK || rp->keep_body) && xdr_out_len(op->out) > op->from &&
+	    !op->out->err)
+		len = xdr_out_len(op->out) - op->from;
 	if (len > NFS4_REPLAY_MAX) {
 		rp->valid = false; /* too big to keep: a retransmission is answered BAD_SEQID */
 		len = 0;
@@ -511,29 +506,11 @@ void nfs4_owner_seqid_done(struct nfs4_compound *c, struct nfs4_owner *oo, uint3
 		}
 	}
 	if (len)
-		xdr_out_copy(c->out, from->len, rp->buf, len);
+		xdr_out_copy(op->out, op->from, rp->buf, len);
 	rp->len = (uint32_t)len;
-	rp->has_fh = fh != NULL;
-	if (fh)
-		rp->fh = *fh;
-}
-
-uint32_t nfs4_owner_replay(struct nfs4_compound *c, struct nfs4_owner *oo, struct gw_fh *fh,
-			   bool *has_fh)
-{
-	struct nfs4_replay *rp = &oo->replay;
-
-	*has_fh = false;
-	if (!rp->valid)
-		return NFS4ERR_BAD_SEQID;
-	if (rp->len)
-		xdr_out_write(c->out, rp->buf, rp->len);
-	c->keep_body = rp->keep_body;
-	if (rp->has_fh) {
-		*fh = rp->fh;
-		*has_fh = true;
-	}
-	return rp->status;
+	rp->has_fh = op->fh != NULL;
+	if (op->fh)
+		rp->fh = *op->fh;
 }
 
 /* ================================================================ life cycle */
@@ -554,6 +531,7 @@ static uint32_t boot_stamp(void)
 int nfs4_state_init(struct gw_srv *s)
 {
 	struct nfs4_state *st = calloc(1, sizeof(*st));
+	struct gw_snap *sn;
 
 	if (!st) {
 		log_err("nfs4_state_init: calloc: %s", strerror(ENOMEM));
@@ -561,18 +539,21 @@ int nfs4_state_init(struct gw_srv *s)
 	}
 	pthread_mutex_init(&st->lock, NULL);
 	st->boot = boot_stamp();
-	st->lease = s->cfg ? s->cfg->lease_time : GW_LEASE_DEFAULT;
+	sn = gw_snap_get(s);
+	st->lease = sn ? sn->cfg->lease_time : GW_LEASE_DEFAULT;
 	st->idle_timeout = st->lease;
-	if (s->cfg && s->cfg->state_dir) {
-		int err = nfs4_recov_open(s->cfg->state_dir, s->cfg->grace, st->lease, st->boot,
+	if (sn && sn->cfg->state_dir) {
+		int err = nfs4_recov_open(sn->cfg->state_dir, sn->cfg->grace, st->lease, st->boot,
 					  &st->recov);
 
 		if (err) {
+			gw_snap_put(sn);
 			pthread_mutex_destroy(&st->lock);
 			free(st);
 			return err;
 		}
 	}
+	gw_snap_put(sn);
 	s->state = st;
 	return 0;
 }
@@ -629,17 +610,17 @@ void nfs4_state_reap(struct gw_srv *s)
 	struct nfs4_client *clp, *next;
 	unsigned int lease, idle;
 	time_t now = nfs4_now();
+	struct gw_snap *sn;
 
 	if (!st)
 		return;
 	lease = st->lease;
 	idle = st->idle_timeout;
-	if (pthread_rwlock_tryrdlock(&s->cfg_lock) == 0) {
-		if (s->cfg) {
-			lease = s->cfg->lease_time;
-			idle = s->cfg->limits.unconfirmed_timeout;
-		}
-		pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	if (sn) {
+		lease = sn->cfg->lease_time;
+		idle = sn->cfg->limits.unconfirmed_timeout;
+		gw_snap_put(sn);
 	}
 	if (!idle || idle > lease)
 		idle = lease;

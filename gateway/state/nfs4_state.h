@@ -75,9 +75,10 @@
  * closed after the state lock is dropped, as other fds are.
  *
  * Locking. One mutex (struct nfs4_state.lock) guards everything here.
- * Lock order: gw_srv.cfg_lock (read, held by the engine around a
- * COMPOUND), then the state lock, then (inside fcntl F_OFD_SETLK and
- * F_OFD_GETLK, which never wait) the kernel's lock table of a file.
+ * Lock order: the state lock (no lock of gw.h is held around a COMPOUND:
+ * the engine holds a configuration snapshot, gw_snap_get()), then
+ * (inside fcntl F_OFD_SETLK and F_OFD_GETLK, which never wait) the
+ * kernel's lock table of a file.
  * Never take the object cache lock
  * (gw_obj_lookup, gw_obj_from_fh, gw_obj_put...) nor make a blocking
  * filesystem call while holding the state lock: fds to close are queued
@@ -90,7 +91,9 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "nfs4_compound.h"
+#include "gw.h"
+#include "nfs4_caller.h"
+#include "xdr.h"
 
 /* Session limits offered in CREATE_SESSION */
 #define NFS4_SLOTS_MAX 64
@@ -112,11 +115,14 @@ void nfs4_state_reap(struct gw_srv *s);
 void nfs4_state_conn_closed(struct gw_srv *s, uint64_t conn_id);
 
 /*
- * Called once by the engine at the end of a COMPOUND that had a slot:
- * caches the reply (bytes from @res_off to the end of c->out) when the
- * client asked for it, and releases the slot.
+ * The end of a COMPOUND that had @slot of who->ses (nfs4_sequence_done()):
+ * keep its reply, the bytes of @out from @res_off to the end, in the
+ * slot's cache (@out NULL: a replay, the cache stays as it is), release
+ * the slot, the session and the client, and clear who->ses and who->clp.
  */
-void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status);
+struct nfs4_slot;
+void nfs4_slot_done(struct nfs4_caller *who, struct nfs4_slot *slot, const struct xdr_out *out,
+		    size_t res_off);
 
 /*
  * The fd to READ (@write false) or WRITE through for @sid on @o: an open
@@ -126,8 +132,8 @@ void nfs4_sequence_done(struct nfs4_compound *c, size_t res_off, uint32_t status
  * and renews the lease. *fd_owned says whether the caller must close it.
  * Returns an nfsstat4.
  */
-uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid, struct gw_obj *o,
-			  bool write, int *fd, bool *fd_owned);
+uint32_t nfs4_state_io_fd(const struct nfs4_caller *who, const struct nfs4_stateid *sid,
+			  struct gw_obj *o, bool write, int *fd, bool *fd_owned);
 /*
  * The I/O on an fd from nfs4_state_io_fd() is done: close it if it was
  * the caller's own, else give the open's fd back (it closes now if the
@@ -427,17 +433,49 @@ struct nfs4_client *nfs4_client_by_name(struct nfs4_state *st, const uint8_t *na
 void nfs4_client_expire(struct nfs4_state *st, struct nfs4_client *clp, bool free_it);
 /* Has it any open, lock or session? */
 bool nfs4_client_has_state(const struct nfs4_client *clp);
-/* Record the principal of the call that made/updated @clp; compare with it */
-void nfs4_client_set_principal(struct nfs4_compound *c, struct nfs4_client *clp);
-bool nfs4_client_same_principal(const struct nfs4_compound *c, const struct nfs4_client *clp);
+/* Record the principal (and address) of the caller that made/updated @clp; compare with it */
+void nfs4_client_set_principal(const struct nfs4_caller *who, struct nfs4_client *clp);
+bool nfs4_client_same_principal(const struct nfs4_caller *who, const struct nfs4_client *clp);
 /*
  * 4.0: the confirmed client @clientid names, renewing its lease.
  * NFS4_OK, STALE_CLIENTID (other boot, unknown, unconfirmed), EXPIRED.
  */
-uint32_t nfs4_client_lookup40(struct nfs4_compound *c, uint64_t clientid, struct nfs4_client **out);
-/* The client an op of @c acts for: 4.1 the session's, 4.0 @clientid's */
-uint32_t nfs4_client_of(struct nfs4_compound *c, uint64_t clientid, struct nfs4_client **out);
-void nfs4_client_renew(struct nfs4_compound *c, struct nfs4_client *clp);
+uint32_t nfs4_client_lookup40(struct nfs4_state *st, uint64_t clientid, struct nfs4_client **out);
+/* The client an op of @who acts for: 4.1 the session's, 4.0 @clientid's */
+uint32_t nfs4_client_of(const struct nfs4_caller *who, uint64_t clientid, struct nfs4_client **out);
+void nfs4_client_renew(struct nfs4_client *clp);
+
+/* ---- bounds on the state clients make (gw_state_limits.c) */
+
+/*
+ * May @who (EXCHANGE_ID, SETCLIENTID, CREATE_SESSION) create state from
+ * its address? NFS4_OK, or the status to answer.
+ */
+uint32_t gw_state_admit(const struct nfs4_caller *who);
+/*
+ * A client record is about to be made, unconfirmed: make room for it
+ * under max_clients_per_address, max_unconfirmed_clients and
+ * max_clients by reclaiming clients that hold no state. NFS4_OK, or the
+ * status to answer when none is left. State lock held.
+ */
+uint32_t gw_state_client_room(const struct nfs4_caller *who);
+/* Log the sizes of the client table in force (max_clients and the others, auto or set). */
+void gw_state_limits_log(const struct gw_limits *l);
+/*
+ * @clp is about to make a session whose slots take @slot_bytes each:
+ * make room under max_clients_per_address, max_sessions and
+ * max_reply_cache by reclaiming other clients that hold sessions but no
+ * state. NFS4_OK, or NFS4ERR_DELAY. State lock held.
+ */
+uint32_t gw_state_session_room(const struct nfs4_caller *who, const struct nfs4_client *clp,
+			       uint32_t slot_bytes);
+/*
+ * May @clp make one more open stateid, lock-owner or byte-range lock?
+ * NFS4_OK, or the status to answer. State lock held.
+ */
+enum gw_state_kind { GW_STATE_OPEN, GW_STATE_LOCK_OWNER, GW_STATE_LOCK };
+uint32_t gw_state_room(const struct nfs4_caller *who, const struct nfs4_client *clp,
+		       enum gw_state_kind kind);
 
 /* ---- sessions (state lock held) */
 struct nfs4_session *nfs4_session_find(struct nfs4_state *st, const uint8_t *id);
@@ -457,21 +495,25 @@ void nfs4_owner_put(struct nfs4_state *st, struct nfs4_owner *oo);
 void nfs4_owner_release(struct nfs4_state *st, struct nfs4_owner *oo);
 /* Forget a 4.0 owner's kept closed stateid */
 void nfs4_owner_drop_closed(struct nfs4_state *st, struct nfs4_owner *oo);
+/* What a 4.0 seqid op answered (nfs4_owner_seqid_done) */
+struct nfs4_seqid_op {
+	uint32_t seqid;
+	uint32_t opnum; /* a CLOSE keeps the owner's closed stateid */
+	uint32_t status;
+	bool keep_body; /* its results stay with an error status (LOCK4denied) */
+	/* its results: the bytes of @out from @from on */
+	const struct xdr_out *out;
+	size_t from;
+	const struct gw_fh *fh; /* OPEN: the current FH to restore on a replay, or NULL */
+};
 /*
- * After a 4.0 seqid op of @oo ran with @status (its results encoded in
- * c->out from @from on): bump the seqid to @seqid and cache the result
- * when the status is seqid-mutating. @fh: the current FH to restore on a
- * replay (OPEN), or NULL.
+ * After a 4.0 seqid op of @oo ran: bump the seqid and keep the result
+ * (status, results, FH) for a replay when the status is seqid-mutating.
+ * Nothing in 4.1. The replay itself (the owner's oo->replay, read with
+ * the state lock held) is the engine's to send: nfs4_seqid_replay().
  */
-void nfs4_owner_seqid_done(struct nfs4_compound *c, struct nfs4_owner *oo, uint32_t seqid,
-			   uint32_t status, const struct xdr_pos *from, const struct gw_fh *fh);
-/*
- * A replay of @oo's last op: encode its cached results and return its
- * status (copies what it needs: call with the state lock held; *fh set
- * when the current FH must be restored).
- */
-uint32_t nfs4_owner_replay(struct nfs4_compound *c, struct nfs4_owner *oo, struct gw_fh *fh,
-			   bool *has_fh);
+void nfs4_owner_seqid_done(const struct nfs4_caller *who, struct nfs4_owner *oo,
+			   const struct nfs4_seqid_op *op);
 
 /* ---- files and stateids (state lock held) */
 struct nfs4_file *nfs4_file_find(struct nfs4_state *st, const struct gw_obj *o, bool create);
@@ -501,7 +543,7 @@ void nfs4_stid_count_locks(struct nfs4_state *st, struct nfs4_stid *s, size_t be
  * stateids, boot, the client (4.1: the session's), expiry, existence and
  * the generation, and renews a 4.0 lease. Returns an nfsstat4.
  */
-uint32_t nfs4_stid_lookup(struct nfs4_compound *c, const struct nfs4_stateid *sid,
+uint32_t nfs4_stid_lookup(const struct nfs4_caller *who, const struct nfs4_stateid *sid,
 			  unsigned int flags, struct nfs4_stid **out);
 /* Does @s belong to the file of @o? */
 bool nfs4_stid_on(const struct nfs4_stid *s, const struct gw_obj *o);
@@ -537,6 +579,6 @@ int nfs4_ofd_test(int fd, uint32_t type, uint64_t start, uint64_t end, struct nf
 		  int *pid);
 
 /* The status OPEN, LOCK and LOCKT give for an object that is not a regular file */
-uint32_t nfs4_check_reg(const struct nfs4_compound *c, const struct gw_obj *o);
+uint32_t nfs4_check_reg(uint32_t minor, const struct gw_obj *o);
 
 #endif

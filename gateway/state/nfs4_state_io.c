@@ -95,25 +95,25 @@ void nfs4_state_io_done(struct gw_srv *s, int fd, bool fd_owned)
  */
 
 /* Is the caller known to be allowed @write through @open? State lock held. */
-static bool io_allowed(const struct nfs4_compound *c, const struct nfs4_stid *open, bool write)
+static bool io_allowed(const struct nfs4_caller *who, const struct nfs4_stid *open, bool write)
 {
-	return c->cred.uid == 0 ||
-	       ((open->io_ok & (write ? 2 : 1)) && gw_cred_same(&open->io_cred, &c->cred));
+	return who->cred->uid == 0 ||
+	       ((open->io_ok & (write ? 2 : 1)) && gw_cred_same(&open->io_cred, who->cred));
 }
 
 /* Remember that the caller may @write through the open of @sid. */
-static void io_remember(struct nfs4_compound *c, const struct nfs4_stateid *sid, bool write)
+static void io_remember(const struct nfs4_caller *who, const struct nfs4_stateid *sid, bool write)
 {
-	struct nfs4_state *st = c->srv->state;
+	struct nfs4_state *st = who->srv->state;
 	struct nfs4_stid *s;
 
 	nfs4_state_lock(st);
-	if (nfs4_stid_lookup(c, sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &s) ==
+	if (nfs4_stid_lookup(who, sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &s) ==
 	    NFS4_OK) {
 		if (s->type == NFS4_STID_LOCK)
 			s = s->open;
-		if (!gw_cred_same(&s->io_cred, &c->cred)) {
-			s->io_cred = c->cred;
+		if (!gw_cred_same(&s->io_cred, who->cred)) {
+			s->io_cred = *who->cred;
 			s->io_ok = 0;
 		}
 		s->io_ok |= write ? 2 : 1;
@@ -122,7 +122,7 @@ static void io_remember(struct nfs4_compound *c, const struct nfs4_stateid *sid,
 }
 
 /* The check itself: system calls, no lock held. */
-static uint32_t io_permission(const struct nfs4_compound *c, struct gw_obj *o, bool write)
+static uint32_t io_permission(const struct nfs4_caller *who, struct gw_obj *o, bool write)
 {
 	struct stat st;
 
@@ -133,17 +133,16 @@ static uint32_t io_permission(const struct nfs4_compound *c, struct gw_obj *o, b
 			return nfs4_errno(-errno);
 		if (fstat(o->fd, &st) < 0)
 			return nfs4_errno(-errno);
-		if (st.st_uid != c->cred.uid)
+		if (st.st_uid != who->cred->uid)
 			return NFS4ERR_ACCESS;
 	}
 	return NFS4_OK;
 }
 
-uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *sid_in,
+uint32_t nfs4_state_io_fd(const struct nfs4_caller *who, const struct nfs4_stateid *sid,
 			  struct gw_obj *o, bool write, int *fd, bool *fd_owned)
 {
-	struct nfs4_state *st = c->srv->state;
-	struct nfs4_stateid sid = *sid_in;
+	struct nfs4_state *st = who->srv->state;
 	struct nfs4_stid *s, *open;
 	bool check;
 	uint32_t status;
@@ -151,17 +150,14 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
 
 	*fd = -1;
 	*fd_owned = false;
-	status = nfs4_resolve_current_sid(c, &sid);
-	if (status != NFS4_OK)
-		return status;
-	if (nfs4_sid_is_anon(&sid) || nfs4_sid_is_bypass(&sid)) {
-		status = special_io_check(st, &sid, o, write);
+	if (nfs4_sid_is_anon(sid) || nfs4_sid_is_bypass(sid)) {
+		status = special_io_check(st, sid, o, write);
 		if (status != NFS4_OK)
 			return status;
 		goto open_new;
 	}
 	nfs4_state_lock(st);
-	status = nfs4_stid_lookup(c, &sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK, &s);
+	status = nfs4_stid_lookup(who, sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK, &s);
 	if (status != NFS4_OK)
 		goto out_unlock;
 	if (!nfs4_stid_on(s, o)) {
@@ -178,7 +174,7 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
 		status = NFS4ERR_OPENMODE;
 		goto out_unlock;
 	}
-	check = !io_allowed(c, open, write);
+	check = !io_allowed(who, open, write);
 	if (write)
 		got = open->fds[O_WRONLY] >= 0 ? open->fds[O_WRONLY] : open->fds[O_RDWR];
 	else
@@ -191,12 +187,12 @@ uint32_t nfs4_state_io_fd(struct nfs4_compound *c, const struct nfs4_stateid *si
 	if (status != NFS4_OK)
 		return status;
 	if (check) {
-		status = io_permission(c, o, write);
+		status = io_permission(who, o, write);
 		if (status != NFS4_OK) {
-			nfs4_state_io_done(c->srv, got, false);
+			nfs4_state_io_done(who->srv, got, false);
 			return status;
 		}
-		io_remember(c, &sid, write);
+		io_remember(who, sid, write);
 	}
 	if (got >= 0) {
 		*fd = got;

@@ -284,10 +284,10 @@ bool nfs4_stid_on(const struct nfs4_stid *s, const struct gw_obj *o)
 	return s->file && nfs4_file_is(s->file, o);
 }
 
-uint32_t nfs4_stid_lookup(struct nfs4_compound *c, const struct nfs4_stateid *sid,
+uint32_t nfs4_stid_lookup(const struct nfs4_caller *who, const struct nfs4_stateid *sid,
 			  unsigned int flags, struct nfs4_stid **out)
 {
-	struct nfs4_state *st = c->srv->state;
+	struct nfs4_state *st = who->srv->state;
 	struct nfs4_client *clp;
 	struct nfs4_stid *s;
 	uint32_t status;
@@ -296,10 +296,10 @@ uint32_t nfs4_stid_lookup(struct nfs4_compound *c, const struct nfs4_stateid *si
 	if (nfs4_sid_is_special(sid))
 		return NFS4ERR_BAD_STATEID;
 	if (xdr_get_u32(sid->other) != st->boot)
-		return c->minor ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
+		return who->minor ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
 	clp = nfs4_client_by_id(st, (uint64_t)st->boot << 32 | xdr_get_u32(sid->other + 4));
-	if (c->minor >= 1) {
-		if (!clp || clp != c->clp)
+	if (who->minor >= 1) {
+		if (!clp || clp != who->clp)
 			return NFS4ERR_BAD_STATEID;
 	} else {
 		/* a client that is gone lost its state: as nfsd says, EXPIRED */
@@ -314,23 +314,23 @@ uint32_t nfs4_stid_lookup(struct nfs4_compound *c, const struct nfs4_stateid *si
 	      (s->type == NFS4_STID_CLOSED && (flags & NFS4_FIND_CLOSED))))
 		return NFS4ERR_BAD_STATEID;
 	if (!(flags & NFS4_FIND_NOGEN)) {
-		status = nfs4_sid_gen_check(s->sid.seqid, sid->seqid, c->minor);
+		status = nfs4_sid_gen_check(s->sid.seqid, sid->seqid, who->minor);
 		if (status != NFS4_OK)
 			return status;
 	}
-	if (c->minor == 0)
-		nfs4_client_renew(c, clp);
+	if (who->minor == 0)
+		nfs4_client_renew(clp);
 	*out = s;
 	return NFS4_OK;
 }
 
-uint32_t nfs4_check_reg(const struct nfs4_compound *c, const struct gw_obj *o)
+uint32_t nfs4_check_reg(uint32_t minor, const struct gw_obj *o)
 {
 	if (o->type == S_IFREG)
 		return NFS4_OK;
 	if (o->type == S_IFDIR)
 		return NFS4ERR_ISDIR;
-	if (o->type == S_IFLNK || c->minor == 0)
+	if (o->type == S_IFLNK || minor == 0)
 		return NFS4ERR_SYMLINK; /* RFC 7530 §16.16.5: anything else is SYMLINK in 4.0 */
 	return NFS4ERR_WRONG_TYPE;
 }

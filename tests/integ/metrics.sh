@@ -28,7 +28,7 @@ nfs_require_server
 lt_require_fuse
 lt_require_cmd python3
 command -v promtool >/dev/null || lt_skip "promtool not installed (package prometheus)"
-M="$top_srcdir/tests/lt_metrics.py"
+M="$top_srcdir/tests/py/lt_metrics.py"
 N=7
 
 lt_make_fs ext4 m

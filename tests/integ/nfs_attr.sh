@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# lacunad's NFSv4 attributes, checked with raw COMPOUNDs (tests/nfs_attr.py)
+# lacunad's NFSv4 attributes, checked with raw COMPOUNDs (tests/py/nfs_attr.py)
 # against lstat(2) of the exported files: GETATTR of every supported
 # attribute for each file type, SETATTR and its refusals (attrsset with
 # every status), ACCESS as three users, VERIFY and NVERIFY. A plain
@@ -33,7 +33,7 @@ chmod 0644 "$dir/s"
 
 nfs_start "$dir" --lease-time 17
 
-NFS_ATTR_LEASE=17 lt_timeout "$LT_NFS_TIMEOUT" python3 "$top_srcdir/tests/nfs_attr.py" \
+NFS_ATTR_LEASE=17 lt_timeout "$LT_NFS_TIMEOUT" python3 "$top_srcdir/tests/py/nfs_attr.py" \
 	"$NFS_PORT" "$dir" >"$LT_TMP/attr.out" 2>&1
 rc=$?
 while read -r word desc; do

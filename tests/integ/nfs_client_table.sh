@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # One address cannot take lacunad's NFSv4 client table (lacunad.conf(5),
-# LIMITS), with raw RPCs (tests/lt_client_table.py) from 127.0.0.1 and
+# LIMITS), with raw RPCs (tests/py/lt_client_table.py) from 127.0.0.1 and
 # from a socket bound to 127.0.0.2:
 #  - a flood of clients from 127.0.0.1 (4.1 with sessions, 4.1 and 4.0
 #    never confirmed, 4.0 confirmed, some holding an open) stays within
@@ -26,7 +26,7 @@ lt_init
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's own limits"
 nfs_require_server
 lt_require_cmd python3
-export PYTHONPATH="$top_srcdir/tests"
+export PYTHONPATH="$top_srcdir/tests/py"
 python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.2", 0))' 2>/dev/null ||
 	lt_skip "cannot bind a socket to 127.0.0.2"
 
@@ -72,7 +72,7 @@ nfs_start --config "$NFS_CONF"
 lt_check "the sizes in force are logged" grep -q \
 	"max_clients 30, max_clients_per_address 20, max_sessions 30 (auto)" "$NFS_LOG"
 nfs_run_checks "flood from 127.0.0.1, sessions from 127.0.0.2" 300 \
-	python3 "$top_srcdir/tests/lt_client_table.py" flood "$NFS_PORT"
+	python3 "$top_srcdir/tests/py/lt_client_table.py" flood "$NFS_PORT"
 lt_check "stats: clients reclaimed counted" nfs_stat_at_least state_clients_reclaimed 100
 lt_check "stats: clients refused counted" nfs_stat_at_least state_refused 2
 lt_check "a reclaim is logged with the address holding the most clients" grep -q \
@@ -89,7 +89,7 @@ client_table_conf "unconfirmed_timeout = 2"
 nfs_start --config "$NFS_CONF"
 lt_check "the stats file is written" nfs_stat_at_least compounds 0
 nfs_run_checks "unconfirmed and session-less clients expire" 300 \
-	python3 "$top_srcdir/tests/lt_client_table.py" idle "$NFS_PORT" "$LT_TMP/stats"
+	python3 "$top_srcdir/tests/py/lt_client_table.py" idle "$NFS_PORT" "$LT_TMP/stats"
 lt_check "stats: counted" nfs_stat_at_least state_clients_idle_expired 3
 nfs_stop
 
@@ -104,7 +104,7 @@ anon0=$(anon_kib)
 # kept): the second must come back to where the first ended, or it leaks
 for round in 1 2; do
 	nfs_run_checks "round $round: 1,100 clients holding state" 600 \
-		python3 "$top_srcdir/tests/lt_client_table.py" many "$NFS_PORT" 1100
+		python3 "$top_srcdir/tests/py/lt_client_table.py" many "$NFS_PORT" 1100
 	anon_full=$(anon_kib)
 	lt_check "round $round: stats: new clients refused while all held state" \
 		nfs_stat_at_least state_refused $((4 * round))

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # CLONE (RFC 7862 §15.13) and clone_blksize over the wire
-# (tests/lt_clone.py over tests/lt_nfs4raw.py, minor version 2): one
+# (tests/py/lt_clone.py over tests/py/lt_nfs4raw.py, minor version 2): one
 # lacunad exports lacunafs over XFS made with reflink=1 and lacunafs over
 # ext4, each at its own path.
 #  - XFS: clone_blksize supported and the block size; a sparse file
@@ -42,10 +42,10 @@ conf="$LT_TMP/lacunad.conf"
 printf '%s\n' "threads = 2" "stats_file = $LT_TMP/stats" "metrics_listen = 127.0.0.1:$MPORT" \
 	"$XM 127.0.0.0/8(rw,no_root_squash)" "$EM 127.0.0.0/8(rw,no_root_squash)" >"$conf"
 nfs_start --config "$conf"
-nfs_run_checks "clone" "$LT_NFS_TIMEOUT" python3 "$top_srcdir/tests/lt_clone.py" \
+nfs_run_checks "clone" "$LT_NFS_TIMEOUT" python3 "$top_srcdir/tests/py/lt_clone.py" \
 	"$NFS_PORT" "$XM" "$XB" "$EM" "$EB"
 
-metrics=$(nfs_run python3 "$top_srcdir/tests/lt_metrics.py" get "http://127.0.0.1:$MPORT/metrics")
+metrics=$(nfs_run python3 "$top_srcdir/tests/py/lt_metrics.py" get "http://127.0.0.1:$MPORT/metrics")
 # wait for a stats file written after the checks (lacunad writes it every second)
 touch "$LT_TMP/stats-mark"
 lt_wait_for 60 "lacunad to write $LT_TMP/stats" test "$LT_TMP/stats" -nt "$LT_TMP/stats-mark" ||

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # NFSv4 protocol conformance of lacunad, with raw COMPOUNDs
-# (tests/lt_conformance.py), each check a case where lacunad once
+# (tests/py/lt_conformance.py), each check a case where lacunad once
 # answered otherwise than RFC 7530/8881/7862: GETATTR of an attribute it
 # does not know, the 4.0 duplicate request cache, share reservations
 # within one open-owner, I/O checked against the caller and not only the
@@ -20,7 +20,7 @@ lt_require_cmd python3 mknod mkfifo
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "the checks here are of lacunad's answers"
 lt_require_fuse
 
-export PYTHONPATH="$top_srcdir/tests"
+export PYTHONPATH="$top_srcdir/tests/py"
 nfs_make_export ext4 conf
 EXP=$NFS_EXPORT
 
@@ -49,7 +49,7 @@ nfs_start --config "$LT_TMP/lacunad.conf"
 for check in getattr_unknown share_own io_cred io_owner lock_seqid lockt_type owner_empty \
 	close_renamed read_far session reclaim_complete wnd drc; do
 	nfs_run_checks "$check" "$LT_NFS_TIMEOUT" \
-		python3 "$top_srcdir/tests/lt_conformance.py" "$check" "$NFS_PORT" "$EXP"
+		python3 "$top_srcdir/tests/py/lt_conformance.py" "$check" "$NFS_PORT" "$EXP"
 done
 # the stats file is rewritten once a second: the two retransmissions of
 # the drc check show in it

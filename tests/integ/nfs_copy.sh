@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Server-side COPY (RFC 7862 §15.2) over the wire, on lacunafs over ext4
-# and over XFS (tests/lt_copy.py over tests/lt_nfs4raw.py, minor version
+# and over XFS (tests/py/lt_copy.py over tests/py/lt_nfs4raw.py, minor version
 # 2), lacunad with a small copy_sync_max so that long copies come back
 # short:
 #  - the RFC's cases: count 0, ranges, the errors (NOFILEHANDLE, ISDIR,
@@ -33,7 +33,7 @@ LAYOUTS=${LT_COPY_LAYOUTS:-20}
 SYNC_MAX=$((2 * 1024 * 1024))
 lt_log "seed $SEED (set LT_COPY_SEED to repeat)"
 
-CP="$top_srcdir/tests/lt_copy.py"
+CP="$top_srcdir/tests/py/lt_copy.py"
 run_checks() { nfs_run_checks "$1" "$LT_NFS_TIMEOUT" python3 "$CP" "${@:2}"; }
 
 # stat NAME: a counter of the stats file

@@ -4,7 +4,7 @@
 # lacunad's file descriptors are a budget, not a cliff (lacunad.conf(5),
 # LIMITS: max_cached_files): lacunad runs with RLIMIT_NOFILE 700 over a
 # lacunafs mount of an ext4 loop image, and one client looks up 3000
-# distinct files and OPENs them without CLOSE (tests/lt_fd_budget.py):
+# distinct files and OPENs them without CLOSE (tests/py/lt_fd_budget.py):
 #  - auto limits: lacunad logs its budget at start; the file cache stays
 #    at max_cached_files, so every LOOKUP and GETATTR is OK and lacunad's
 #    fds stay well below the limit; OPENs past max_opens are DELAY; a
@@ -21,7 +21,7 @@ lt_init
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's own fd budget"
 nfs_require_server
 lt_require_cmd python3
-export PYTHONPATH="$top_srcdir/tests"
+export PYTHONPATH="$top_srcdir/tests/py"
 
 LIMIT=700
 NFILES=3000
@@ -56,7 +56,7 @@ fd_conf() {
 
 # metric_at_least NAME VALUE: a sample of /metrics whose line starts with NAME is >= VALUE
 metric_at_least() {
-	python3 "$top_srcdir/tests/lt_metrics.py" get "http://127.0.0.1:$MPORT/metrics" \
+	python3 "$top_srcdir/tests/py/lt_metrics.py" get "http://127.0.0.1:$MPORT/metrics" \
 		>"$LT_TMP/metrics" || return 1
 	awk -v n="$1" -v v="$2" 'index($0, n) == 1 && $NF >= v { f = 1 } END { exit !f }' \
 		"$LT_TMP/metrics"
@@ -71,7 +71,7 @@ lt_check "the fd budget is logged at start" \
 	grep -q "fd budget: RLIMIT_NOFILE $LIMIT: reserve 512 + max_connections 94 x 1 + max_cached_files 23 x 2 + max_opens 16 x 3" \
 	"$NFS_LOG"
 lt_log "$(grep -o "fd budget: .*" "$NFS_LOG")"
-nfs_run_checks "auto" 600 python3 "$top_srcdir/tests/lt_fd_budget.py" run "$NFS_PORT" \
+nfs_run_checks "auto" 600 python3 "$top_srcdir/tests/py/lt_fd_budget.py" run "$NFS_PORT" \
 	"$NFS_PID" "$LIMIT" "$NFILES" auto
 lt_check "stats: OPENs past max_opens counted" nfs_stat_at_least state_opens_refused 1
 lt_check "stats: fd_exhausted reported" grep -q "^fd_exhausted " "$LT_TMP/stats"
@@ -82,7 +82,7 @@ nfs_stop
 fd_conf "max_cached_files = 8192" "max_opens = 100000"
 rm -f "$LT_TMP/stats"
 nfs_start --config "$LT_TMP/lacunad.conf"
-nfs_run_checks "over" 600 python3 "$top_srcdir/tests/lt_fd_budget.py" run "$NFS_PORT" \
+nfs_run_checks "over" 600 python3 "$top_srcdir/tests/py/lt_fd_budget.py" run "$NFS_PORT" \
 	"$NFS_PID" "$LIMIT" "$NFILES" over
 lt_check "stats: fd_exhausted counted" nfs_stat_at_least fd_exhausted 1
 lt_check "/metrics: fd_exhausted counted" \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # lacunad's grace period and stable client records, with raw RPCs
-# (tests/lt_grace.py). For NFSv4.0 and 4.1, after a crash (SIGKILL) and
+# (tests/py/lt_grace.py). For NFSv4.0 and 4.1, after a crash (SIGKILL) and
 # after a clean stop (SIGTERM): a client that held an open and a lock
 # reclaims both; meanwhile new opens, LOCKT and WRITEs without an open
 # are GRACE and a client without a record gets RECLAIM_BAD; grace ends
@@ -20,8 +20,8 @@ nfs_require_server
 lt_require_cmd python3
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "the grace period tested here is lacunad's"
 
-GRACE="$top_srcdir/tests/lt_grace.py"
-export PYTHONPATH="$top_srcdir/tests"
+GRACE="$top_srcdir/tests/py/lt_grace.py"
+export PYTHONPATH="$top_srcdir/tests/py"
 lt_require_fuse
 nfs_make_export ext4 grace
 EXP=$NFS_EXPORT
@@ -34,7 +34,7 @@ new_open_ok() { [ "$(python3 "$GRACE" new-open "$NFS_PORT")" = OK ]; }
 no_records() { [ "$(records)" = 0 ]; }
 # local_refused FILE: a local process is refused a write lock of bytes 0-4095 of FILE
 local_refused() {
-	python3 "$top_srcdir/tests/lt_locks_local.py" try "$1" w 0 4096
+	python3 "$top_srcdir/tests/py/lt_locks_local.py" try "$1" w 0 4096
 	[ $? = 1 ]
 }
 # has_record NAME: a trusted record names the client NAME

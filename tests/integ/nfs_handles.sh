@@ -25,7 +25,7 @@ lt_require_cmd python3
 lt_require_fuse
 
 HOSTILE="$top_srcdir/tests/tools/nfs_hostile.py"
-FORGE="$top_srcdir/tests/lt_fh_forge.py"
+FORGE="$top_srcdir/tests/py/lt_fh_forge.py"
 STALE=70
 
 fh_of() { python3 "$HOSTILE" get-fh --port "$NFS_PORT" "$1"; }

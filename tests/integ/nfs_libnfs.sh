@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # lacunad with a real NFSv4.0 client: libnfs's nfs-ls, nfs-cat and nfs-cp
-# (and libnfs itself, driven by tests/lt_libnfs.py), on a lacunafs mount
+# (and libnfs itself, driven by tests/py/lt_libnfs.py), on a lacunafs mount
 # over ext4, one over XFS, and a plain directory.
 #
 # Files are made before the server starts, then through NFS:

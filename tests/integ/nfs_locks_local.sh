@@ -4,7 +4,7 @@
 # NFS byte-range locks are real locks: lacunad holds each one as an open
 # file description lock on the exported file, so an NFS client and a
 # local process locking through the export's directory exclude each
-# other (tests/lt_locks_local.py, raw RPCs and a local process taking
+# other (tests/py/lt_locks_local.py, raw RPCs and a local process taking
 # POSIX locks with lockf). For NFSv4.0 and 4.1, on lacunafs over ext4 and
 # on a plain directory: NFS first then local and local first then NFS,
 # read and write locks, overlapping and disjoint ranges, upgrade,
@@ -18,8 +18,8 @@ lt_init
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's locks"
 nfs_require_server
 lt_require_cmd python3
-export PYTHONPATH="$top_srcdir/tests"
-TOOL="$top_srcdir/tests/lt_locks_local.py"
+export PYTHONPATH="$top_srcdir/tests/py"
+TOOL="$top_srcdir/tests/py/lt_locks_local.py"
 
 for kind in ext4 plain; do
 	nfs_make_export $kind "locks-$kind"

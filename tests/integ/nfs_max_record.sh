@@ -9,7 +9,7 @@
 # line), offers maxread and maxwrite of max_record less 8 KiB in pages,
 # and a WRITE of maxwrite bytes and READ/READ_PLUS of maxread bytes work
 # and were taken atomically (the stats file's counters); a record over
-# max_record drops only its own connection (tests/lt_max_record.py). A
+# max_record drops only its own connection (tests/py/lt_max_record.py). A
 # reload that changes max_record keeps the one in use and says so.
 
 . "$top_srcdir/tests/lib.sh"
@@ -19,7 +19,7 @@ lt_init
 nfs_require_server
 lt_require_cmd python3
 lt_require_fuse
-CHECK="$top_srcdir/tests/lt_max_record.py"
+CHECK="$top_srcdir/tests/py/lt_max_record.py"
 
 stat_of() { sed -n "s/^$1 //p" "$LT_TMP/stats" 2>/dev/null; }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # lacunad's namespace operations, answer by answer, with raw COMPOUNDs
-# (tests/lt_nfs4_names.py over tests/lt_nfs4raw.py) in minor versions 0,
+# (tests/py/lt_nfs4_names.py over tests/py/lt_nfs4raw.py) in minor versions 0,
 # 1 and 2, on lacunafs over ext4 and over XFS:
 #  - file handles: PUTFH of empty, oversized, foreign and stale handles,
 #    PUTROOTFH/PUTPUBFH, SAVEFH/RESTOREFH;
@@ -29,7 +29,7 @@ lt_init
 nfs_require_server
 lt_require_cmd python3
 lt_require_fuse
-NAMES="$top_srcdir/tests/lt_nfs4_names.py"
+NAMES="$top_srcdir/tests/py/lt_nfs4_names.py"
 TO=$LT_NFS_TIMEOUT
 
 # run_checks LABEL ARGS...: one lt_ok/lt_fail per line the script prints

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # READ_PLUS, SEEK, ALLOCATE and DEALLOCATE over the wire, on lacunafs over
-# ext4 and over XFS (tests/lt_readplus.py over tests/lt_nfs4raw.py, minor
+# ext4 and over XFS (tests/py/lt_readplus.py over tests/py/lt_nfs4raw.py, minor
 # version 2):
 #  - the RFC 7862 edge cases: count 0; offsets at EOF, past it, at 2^63-1
 #    and past 2^63 (INVAL); a range inside one hole, a range ending
@@ -38,7 +38,7 @@ lt_init
 nfs_require_server
 lt_require_cmd python3 cmp
 lt_require_fuse
-RP="$top_srcdir/tests/lt_readplus.py"
+RP="$top_srcdir/tests/py/lt_readplus.py"
 export LACUNA="$top_builddir/tools/lacuna"
 [ -x "$LACUNA" ] || lt_hard "lacuna not built at $LACUNA"
 SEED=${LT_READPLUS_SEED:-$((RANDOM * 32768 + RANDOM))}

@@ -21,8 +21,8 @@ lt_require_cmd python3
 lt_require_fuse
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "lacunafs's lookup by handle is lacunad's"
 
-HANDLES="$top_srcdir/tests/lt_handles.py"
-export PYTHONPATH="$top_srcdir/tests"
+HANDLES="$top_srcdir/tests/py/lt_handles.py"
+export PYTHONPATH="$top_srcdir/tests/py"
 PATHS=(dir dir/sub dir/sub/file deep/a/b/c/file link dir/sparse top)
 
 handles() { python3 "$HANDLES" "$NFS_PORT" "$@"; }

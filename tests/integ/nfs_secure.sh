@@ -6,7 +6,7 @@
 # are answered NFS4ERR_PERM by the op that puts a file handle of the
 # export (PUTROOTFH, LOOKUP into it, PUTFH), and served from a reserved
 # port; an insecure export serves them from any port
-# (tests/lt_secure.py, minor versions 0 and 2). Also: two rules of one
+# (tests/py/lt_secure.py, minor versions 0 and 2). Also: two rules of one
 # export, secure for 127.0.0.1 and insecure for 127.0.0.2, each deciding
 # for its address (the export below pseudo directories, which follow the
 # rules admitting the client); one-export mode with --export-options
@@ -23,7 +23,7 @@ nfs_require_server
 lt_require_cmd python3 setpriv cmp
 [ "$(id -u)" = 0 ] || lt_skip "needs root, for reserved ports"
 
-SECURE="$top_srcdir/tests/lt_secure.py"
+SECURE="$top_srcdir/tests/py/lt_secure.py"
 LACUNA="$top_builddir/tools/lacuna"
 DIR="$LT_TMP/export"
 mkdir -p "$DIR/sub" || lt_hard "mkdir $DIR/sub"

@@ -3,7 +3,7 @@
 #
 # READ_PLUS and SEEK on the wire, checked independently of our own
 # decoders: dumpcap captures lacunad's port on the loopback while
-#  - tests/lt_readplus.py trace sends READ_PLUS and SEEK calls one at a
+#  - tests/py/lt_readplus.py trace sends READ_PLUS and SEEK calls one at a
 #    time (a file's whole map call after call, count 0, ranges inside
 #    holes, at and past EOF, SEEK of both kinds, NXIO, an unknown
 #    sa_what) on sparse files of several shapes (data and holes, all
@@ -32,7 +32,7 @@ lt_require_fuse
 if ! command -v tshark >/dev/null || ! command -v dumpcap >/dev/null; then
 	lt_skip "tshark/dumpcap not installed (package tshark)"
 fi
-RP="$top_srcdir/tests/lt_readplus.py"
+RP="$top_srcdir/tests/py/lt_readplus.py"
 export LACUNA="$top_builddir/tools/lacuna"
 [ -x "$LACUNA" ] || lt_hard "lacuna not built at $LACUNA"
 CAP="$LT_TMP/rp.pcapng"

@@ -52,7 +52,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rpc_client import (RpcConn, Compound, auth_sys, call_record, frame,  # noqa: E402
                         xdr_opaque, xdr_u32, xdr_u64)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
 import lt_nfs4raw as raw  # noqa: E402
 from resvport import connect  # noqa: E402
 
@@ -347,7 +347,7 @@ def attack_pipeline(args, measure):
 
 
 def raw_client(args, source):
-    """A tests/lt_nfs4raw.py Client from address @source."""
+    """A tests/py/lt_nfs4raw.py Client from address @source."""
     cl = raw.Client.__new__(raw.Client)
     cl.s = connect(args.host, args.port, timeout=args.hang, source=source)
     cl.xid, cl.uid, cl.gid = 1000, 0, 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """
-List a whole directory with raw NFSv4 READDIRs (tests/lt_nfs4raw.py) and
+List a whole directory with raw NFSv4 READDIRs (tests/py/lt_nfs4raw.py) and
 check what came back:
 
     nfs_readdir_all.py --port P --dir NAME --count N [--minor M]
@@ -21,7 +21,7 @@ import struct
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
 import lt_nfs4raw as raw  # noqa: E402
 
 

@@ -47,7 +47,8 @@ static void srv_start(struct srv *v, const char *dir, unsigned int drc_entries)
 
 	s = calloc(1, sizeof(*s));
 	assert_non_null(s);
-	pthread_rwlock_init(&s->cfg_lock, NULL);
+	pthread_mutex_init(&s->snap_lock, NULL);
+	pthread_mutex_init(&s->reload_lock, NULL);
 	assert_int_equal(gw_config_from_args(dir, "no_root_squash", "127.0.0.1:1", &cfg, NULL,
 					     NULL),
 			 0);
@@ -59,9 +60,7 @@ static void srv_start(struct srv *v, const char *dir, unsigned int drc_entries)
 	assert_int_equal(chunk_pool_create(&s->small, 65536, 16, 0), 0);
 	assert_int_equal(gw_drc_create(&s->drc), 0);
 	gw_drc_configure(s->drc, cfg->drc_entries);
-	pthread_rwlock_wrlock(&s->cfg_lock);
 	assert_int_equal(gw_exports_load(s, cfg), 0);
-	pthread_rwlock_unlock(&s->cfg_lock);
 	assert_int_equal(nfs4_state_init(s), 0);
 	xdr_carver_init(&v->carver, s->pool, NULL);
 	v->s = s;
@@ -76,8 +75,9 @@ static void srv_stop(struct srv *v)
 	gw_drc_destroy(s->drc);
 	chunk_pool_destroy(s->small);
 	chunk_pool_destroy(s->pool);
-	gw_config_free(s->cfg);
-	pthread_rwlock_destroy(&s->cfg_lock);
+	gw_exports_unload(s);
+	pthread_mutex_destroy(&s->reload_lock);
+	pthread_mutex_destroy(&s->snap_lock);
 	free(s);
 }
 

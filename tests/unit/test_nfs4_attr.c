@@ -378,7 +378,9 @@ struct fx {
 	struct xdr_out out;
 	struct gw_config cfg;
 	struct gw_srv srv;
-	struct gw_xport xp;
+	struct gw_snap snap;
+	struct gw_xport xp, *xps[1];
+	int pseudo_node[1], cfg_idx[1];
 	struct nfs4_compound c;
 };
 
@@ -400,14 +402,22 @@ static int fx_setup(void **state)
 
 	f->cfg.lease_time = 45;
 	f->cfg.max_record = GW_RECORD_DEFAULT;
-	f->srv.cfg = &f->cfg;
+	f->snap.cfg = &f->cfg;
 	f->srv.boot_ns = 1700000000ULL * 1000000000ULL;
-	f->srv.npseudo = 2;
-	f->srv.pseudo[0].fileid = 1;
-	f->srv.pseudo[0].xport = -1;
-	f->srv.pseudo[1].fileid = 2;
-	f->srv.pseudo[1].parent = 0;
-	f->srv.pseudo[1].xport = 0;
+	f->snap.npseudo = 2;
+	f->snap.pseudo[0].fileid = 1;
+	f->snap.pseudo[0].xport = -1;
+	f->snap.pseudo[1].fileid = 2;
+	f->snap.pseudo[1].parent = 0;
+	f->snap.pseudo[1].xport = 0;
+	/* the export, mounted on pseudo node 1 */
+	f->xps[0] = &f->xp;
+	f->snap.xports = f->xps;
+	f->pseudo_node[0] = 1;
+	f->snap.pseudo_node = f->pseudo_node;
+	f->cfg_idx[0] = 0;
+	f->snap.cfg_idx = f->cfg_idx;
+	f->snap.nslots = 1;
 
 	f->xp.fd = f->xp.bfd = open(f->dir, O_PATH | O_DIRECTORY);
 	if (f->xp.fd < 0 || fstat(f->xp.fd, &st))
@@ -417,9 +427,10 @@ static int fx_setup(void **state)
 	f->xp.root_ino = st.st_ino;
 	f->xp.root_fh.len = 20;
 	memset(f->xp.root_fh.data, 0xab, 20);
-	f->xp.pseudo_node = 1;
+	f->xp.slot = 0;
 
 	f->c.srv = &f->srv;
+	f->c.snap = &f->snap;
 	f->c.out = &f->out;
 	f->c.minor = 2;
 	f->c.resp_max = 65536;
@@ -789,14 +800,14 @@ static void test_enc_export_root_and_pseudo(void **state)
 	assert_int_equal(g64(&fa.v), 0x5678);
 	assert_int_equal(g64(&fa.v), f->xp.root_ino);
 	g32(&fa.v);
-	assert_int_equal(g64(&fa.v), f->srv.pseudo[1].fileid);
+	assert_int_equal(g64(&fa.v), f->snap.pseudo[1].fileid);
 
 	memset(&p, 0, sizeof(p));
 	p.fd = p.bfd = p.rfd = -1;
 	p.pseudo = 0;
 	p.type = S_IFDIR;
 	p.fileid = 1;
-	p.fh = f->srv.pseudo[0].fh;
+	p.fh = f->snap.pseudo[0].fh;
 	from = xdr_out_len(&f->out);
 	nfs4_bm_set(&req, FATTR4_SPACE_TOTAL);
 	nfs4_bm_set(&req, FATTR4_OWNER);

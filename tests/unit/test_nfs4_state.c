@@ -350,7 +350,8 @@ static void test_lset_model(void **state)
 #define SMALL 4096
 #define NCH 64
 
-static struct gw_srv gw = { .cfg_lock = PTHREAD_RWLOCK_INITIALIZER }; /* the server tested */
+static struct gw_srv gw = { .snap_lock = PTHREAD_MUTEX_INITIALIZER,
+			     .reload_lock = PTHREAD_MUTEX_INITIALIZER }; /* the server tested */
 
 struct fx {
 	struct chunk_pool *pool;
@@ -373,8 +374,7 @@ static int fx_setup(void **state)
 		return -1;
 	chunk_owner_init(&f->owner, f->pool, 0);
 	xdr_carver_init(&f->carver, f->pool, &f->owner);
-	gw.cfg = NULL;
-	if (nfs4_state_init(&gw))
+	if (nfs4_state_init(&gw)) /* no configuration loaded: the defaults */
 		return -1;
 	f->conn.id = 1;
 	*state = f;
@@ -405,6 +405,7 @@ static void begin(struct fx *f, uint32_t minor, uint32_t nops, uint32_t uid)
 	f->c.resp_max = 1 << 20;
 	f->c.req_len = 200;
 	f->c.out = &f->out;
+	nfs4_set_caller(&f->c);
 }
 
 static void a_u32(struct fx *f, uint32_t v)
@@ -726,7 +727,7 @@ static void test_sessions(void **state)
 	assert_int_equal(sequence(f, sid, 1, 0, NFS4_SESSION_OPS_MAX + 1), NFS4ERR_TOO_MANY_OPS);
 	assert_int_equal(sequence(f, sid, 1, 0, 2), NFS4_OK);
 	assert_memory_equal(f->res, sid, 16);
-	assert_true(f->c.clp && f->c.ses && f->c.slot);
+	assert_true(f->c.who.clp && f->c.who.ses && f->c.slot);
 	/* the slot is busy: the same seqid waits, another is misordered */
 	{
 		struct nfs4_compound keep = f->c;

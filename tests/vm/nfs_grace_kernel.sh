@@ -111,7 +111,7 @@ GUEST
 
 # host_refused FILE: a process on the host is refused a write lock of FILE's first byte
 host_refused() {
-	PYTHONPATH="$top_srcdir/tests" python3 "$top_srcdir/tests/lt_locks_local.py" try "$1" w 0 1
+	PYTHONPATH="$top_srcdir/tests/py" python3 "$top_srcdir/tests/py/lt_locks_local.py" try "$1" w 0 1
 	[ $? = 1 ]
 }
 start() {

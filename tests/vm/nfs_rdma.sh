@@ -34,7 +34,7 @@
 # `lacuna map` segments are the file's, no more blocks), and so does
 # `nfs-get --rdma --read` (cmp).
 #
-# Then one NFS WRITE must be applied whole (tests/lt_rp_uniform.py): through
+# Then one NFS WRITE must be applied whole (tests/py/lt_rp_uniform.py): through
 # a vers=4.2 mount the kernel client keeps writing one byte value, new
 # each time, with O_DIRECT over an extent of [1 MiB, 2 MiB) of a file (1 MiB
 # there, 1 MiB - 1000 bytes at an unaligned offset, 777,777 bytes at
@@ -124,14 +124,14 @@ mkdir -p "$share"
 # ---- one NFS WRITE is applied whole (both VM runs use this)
 mkdir -p "$share/py"
 cp "$top_srcdir/tests/vm/lock_holder.py" "$share/" || lt_hard "copying lock_holder.py"
-cp "$top_srcdir/tests/lt_rp_uniform.py" "$top_srcdir/tests/lt_nfs4raw.py" \
+cp "$top_srcdir/tests/py/lt_rp_uniform.py" "$top_srcdir/tests/py/lt_nfs4raw.py" \
 	"$top_srcdir/tests/tools/resvport.py" "$share/py/" ||
 	lt_hard "copying the Python checker into $share/py failed"
 cat >"$share/uniform.sh" <<'GUEST'
 # In the VM, in rdma_guest.sh's world. uniform TAG ARGS...: the kernel
 # client writes and punches through a vers=4.2 mount over $RG_PROTO while
 # our own client reads the range with READ_PLUS over TCP, each reply
-# checked (tests/lt_rp_uniform.py ARGS); prints TAG_KEY=VALUE lines: the
+# checked (tests/py/lt_rp_uniform.py ARGS); prints TAG_KEY=VALUE lines: the
 # checker's, its exit status, lacunad's counters before (_0) and after
 # (_1), the guest's seconds.
 ustat() { awk -v k="$1" '$1 == k { print $2 }' "$RG_DIR/stats" 2>/dev/null; }

@@ -4,7 +4,7 @@
 
   rp_nfsflip.py PORT FILE REGION STOPFILE GOFILE PART/PARTS [split]
 
-A raw NFSv4.2 client (tests/lt_nfs4raw.py) with its own client ID and
+A raw NFSv4.2 client (tests/py/lt_nfs4raw.py) with its own client ID and
 session to lacunad on 127.0.0.1:PORT. FILE is the path of the file from
 lacunad's pseudo root (its export path and name). Once GOFILE exists and
 until STOPFILE exists, it picks a run of 1 to 4 adjacent regions of FILE
@@ -33,7 +33,7 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
 from lt_nfs4raw import (A_SIZE, ANON_STATEID, CLAIM_FH, ERR, OP, Conn,  # noqa: E402
                         deallocate, errname, getattr_, lookup, noargs, open_, putfh, u32,
                         write)

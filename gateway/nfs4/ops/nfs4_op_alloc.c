@@ -57,7 +57,7 @@ static uint32_t run_fallocate(struct nfs4_compound *c, struct alloc_args *a, int
 		return NFS4ERR_FBIG;
 	if (a->length == 0)
 		return NFS4ERR_INVAL;
-	status = nfs4_state_io_fd(c, &a->sid, o, true, &fd, &owned);
+	status = nfs4_io_fd(c, &a->sid, o, true, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;
 	if (fallocate(fd, mode, (off_t)a->offset, (off_t)a->length) < 0)

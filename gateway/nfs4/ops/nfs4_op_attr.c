@@ -96,7 +96,7 @@ static uint32_t setattr_do(struct nfs4_compound *c, struct setattr_args *a, stru
 			return NFS4ERR_ISDIR;
 		if (o->type != S_IFREG)
 			return NFS4ERR_INVAL;
-		st = nfs4_state_io_fd(c, &a->sid, o, true, &fd, &owned);
+		st = nfs4_io_fd(c, &a->sid, o, true, &fd, &owned);
 		if (st != NFS4_OK)
 			return st;
 	}

@@ -104,13 +104,13 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 	struct sockaddr_storage inuse;
 	uint8_t confirm[NFS4_VERIFIER_SIZE];
 	uint64_t clientid;
-	uint32_t refused = gw_state_admit(c);
+	uint32_t refused = gw_state_admit(&c->who);
 
 	if (refused != NFS4_OK)
 		return refused;
 	nfs4_state_lock(st);
 	conf = nfs4_client_by_name(st, a->id, a->id_len, true, 0);
-	if (conf && nfs4_client_has_state(conf) && !nfs4_client_same_principal(c, conf)) {
+	if (conf && nfs4_client_has_state(conf) && !nfs4_client_same_principal(&c->who, conf)) {
 		inuse = conf->addr;
 		nfs4_state_unlock(st);
 		enc_clientaddr(c->out, &inuse);
@@ -121,7 +121,7 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 	if (unconf && !unconf->busy)
 		nfs4_client_expire(st, unconf, true);
 	if (conf && !memcmp(conf->verf, a->verf, NFS4_VERIFIER_SIZE) &&
-	    nfs4_client_same_principal(c, conf)) {
+	    nfs4_client_same_principal(&c->who, conf)) {
 		/* the same incarnation again (a callback update): same clientid */
 		new_verifier(conf->upd_confirm);
 		conf->upd_pending = true;
@@ -130,7 +130,7 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 		nfs4_state_unlock(st);
 		goto out;
 	}
-	refused = gw_state_client_room(c);
+	refused = gw_state_client_room(&c->who);
 	if (refused != NFS4_OK) {
 		nfs4_state_unlock(st);
 		return refused;
@@ -141,7 +141,7 @@ uint32_t nfs4_run_setclientid(struct nfs4_compound *c, void *args)
 		return NFS4ERR_RESOURCE;
 	}
 	memcpy(clp->verf, a->verf, NFS4_VERIFIER_SIZE);
-	nfs4_client_set_principal(c, clp);
+	nfs4_client_set_principal(&c->who, clp);
 	new_verifier(clp->confirm);
 	clientid = clp->clientid;
 	memcpy(confirm, clp->confirm, NFS4_VERIFIER_SIZE);
@@ -180,7 +180,7 @@ uint32_t nfs4_run_setclientid_confirm(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_STALE_CLIENTID;
 		goto out;
 	}
-	if (!nfs4_client_same_principal(c, clp)) {
+	if (!nfs4_client_same_principal(&c->who, clp)) {
 		status = NFS4ERR_CLID_INUSE;
 		goto out;
 	}
@@ -194,7 +194,7 @@ uint32_t nfs4_run_setclientid_confirm(struct nfs4_compound *c, void *args)
 			goto out;
 		}
 		/* else a retransmission of the confirm that succeeded */
-		nfs4_client_renew(c, clp);
+		nfs4_client_renew(clp);
 		goto out;
 	}
 	if (memcmp(a->confirm, clp->confirm, NFS4_VERIFIER_SIZE)) {
@@ -211,7 +211,7 @@ uint32_t nfs4_run_setclientid_confirm(struct nfs4_compound *c, void *args)
 		nfs4_client_expire(st, old, true);
 	}
 	clp->confirmed = true;
-	nfs4_client_renew(c, clp);
+	nfs4_client_renew(clp);
 out:
 	nfs4_state_unlock(st);
 	return status;
@@ -236,7 +236,7 @@ uint32_t nfs4_run_renew(struct nfs4_compound *c, void *args)
 	uint32_t status;
 
 	nfs4_state_lock(st);
-	status = nfs4_client_lookup40(c, a->clientid, &clp);
+	status = nfs4_client_lookup40(c->srv->state, a->clientid, &clp);
 	nfs4_state_unlock(st);
 	return status;
 }

@@ -131,10 +131,10 @@ uint32_t nfs4_run_clone(struct nfs4_compound *c, void *args)
 		gw_stat_add(&s->stats.clone_refused, 1);
 		return NFS4ERR_NOTSUPP;
 	}
-	status = nfs4_state_io_fd(c, &a->src_sid, c->sfh, false, &sfd, &sowned);
+	status = nfs4_io_fd(c, &a->src_sid, c->sfh, false, &sfd, &sowned);
 	if (status != NFS4_OK)
 		return status;
-	status = nfs4_state_io_fd(c, &a->dst_sid, c->cfh, true, &dfd, &downed);
+	status = nfs4_io_fd(c, &a->dst_sid, c->cfh, true, &dfd, &downed);
 	if (status != NFS4_OK)
 		goto out;
 	status = clone_check(a, sfd, dfd, blk);

@@ -223,7 +223,8 @@ static int copy_step(struct copy_run *r, void *chunk, size_t chunk_len, struct l
 static int copy_range(struct copy_run *r)
 {
 	struct gw_srv *s = r->c->srv;
-	uint64_t limit = s->cfg ? s->cfg->copy_sync_max : GW_COPY_SYNC_DEFAULT;
+	const struct gw_config *cfg = nfs4_cfg(r->c);
+	uint64_t limit = cfg ? cfg->copy_sync_max : GW_COPY_SYNC_DEFAULT;
 	struct lacuna_result *res;
 	void *chunk = NULL;
 	int err = 0;
@@ -318,10 +319,10 @@ uint32_t nfs4_run_copy(struct nfs4_compound *c, void *args)
 		return status;
 	if (a->src_off > (uint64_t)INT64_MAX)
 		return NFS4ERR_INVAL;
-	status = nfs4_state_io_fd(c, &a->src_sid, c->sfh, false, &r.sfd, &sowned);
+	status = nfs4_io_fd(c, &a->src_sid, c->sfh, false, &r.sfd, &sowned);
 	if (status != NFS4_OK)
 		return status;
-	status = nfs4_state_io_fd(c, &a->dst_sid, c->cfh, true, &r.dfd, &downed);
+	status = nfs4_io_fd(c, &a->dst_sid, c->cfh, true, &r.dfd, &downed);
 	if (status != NFS4_OK)
 		goto out;
 	status = copy_check(&r, a);

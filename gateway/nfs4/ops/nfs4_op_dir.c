@@ -84,7 +84,7 @@ static struct gw_obj *dir_victim(struct nfs4_compound *c, struct gw_obj *dir, co
 {
 	struct gw_obj *o;
 
-	if (gw_obj_lookup(c->srv, dir, name, &o))
+	if (gw_obj_lookup(c->snap, dir, name, &o))
 		return NULL;
 	return o;
 }
@@ -234,7 +234,7 @@ uint32_t nfs4_run_create(struct nfs4_compound *c, void *args)
 		return nfs4_errno(rc);
 	after = dir_change(c, dir);
 
-	rc = gw_obj_lookup(c->srv, dir, a->name, &o);
+	rc = gw_obj_lookup(c->snap, dir, a->name, &o);
 	if (rc)
 		return nfs4_errno(rc);
 

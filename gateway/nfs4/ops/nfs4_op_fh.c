@@ -82,7 +82,7 @@ uint32_t nfs4_run_putrootfh(struct nfs4_compound *c, void *args)
 	struct gw_obj *o;
 
 	(void)args;
-	o = gw_obj_root(c->srv);
+	o = gw_obj_root(c->snap);
 	if (!o)
 		return NFS4ERR_SERVERFAULT;
 	return fh_put_new(c, o);
@@ -130,7 +130,7 @@ uint32_t nfs4_run_putfh(struct nfs4_compound *c, void *args)
 
 	if (a->too_long || a->len == 0)
 		return NFS4ERR_BADHANDLE;
-	rc = gw_obj_from_fh(c->srv, a->fh, a->len, &o);
+	rc = gw_obj_from_fh(c->snap, a->fh, a->len, &o);
 	if (rc)
 		return nfs4_errno(rc);
 	return fh_put_new(c, o);
@@ -199,7 +199,7 @@ static uint32_t lookup_name(struct nfs4_compound *c, const struct name_args *a, 
 	st = fh_need_dir(c->cfh);
 	if (st)
 		return st;
-	rc = gw_obj_lookup(c->srv, c->cfh, a->name, o);
+	rc = gw_obj_lookup(c->snap, c->cfh, a->name, o);
 	return rc ? nfs4_errno(rc) : NFS4_OK;
 }
 
@@ -226,7 +226,7 @@ uint32_t nfs4_run_lookupp(struct nfs4_compound *c, void *args)
 	st = fh_need_dir(c->cfh);
 	if (st)
 		return st;
-	rc = gw_obj_parent(c->srv, c->cfh, &o);
+	rc = gw_obj_parent(c->snap, c->cfh, &o);
 	if (rc)
 		return nfs4_errno(rc);
 	return fh_put_new(c, o);
@@ -253,7 +253,7 @@ static uint32_t secinfo_encode(struct nfs4_compound *c, const struct gw_obj *o)
 		if (c->cfh && c->cfh->xp == o->xp)
 			rule = c->rule;
 		if (!rule) {
-			const struct gw_export *exp = gw_xport_cfg(c->srv, o->xp);
+			const struct gw_export *exp = gw_xport_cfg(c->snap, o->xp);
 
 			if (exp)
 				rule = gw_export_match(exp,
@@ -323,7 +323,7 @@ uint32_t nfs4_run_secinfo_no_name(struct nfs4_compound *c, void *args)
 		st = fh_need_dir(c->cfh);
 		if (st)
 			return st;
-		rc = gw_obj_parent(c->srv, c->cfh, &o);
+		rc = gw_obj_parent(c->snap, c->cfh, &o);
 		if (rc)
 			return nfs4_errno(rc);
 		st = secinfo_encode(c, o);

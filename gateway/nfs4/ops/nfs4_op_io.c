@@ -87,7 +87,7 @@ uint32_t nfs4_read_begin(struct nfs4_compound *c, const struct nfs4_stateid *sid
 
 	if (status != NFS4_OK)
 		return status;
-	return nfs4_state_io_fd(c, sid, c->cfh, false, fd, owned);
+	return nfs4_io_fd(c, sid, c->cfh, false, fd, owned);
 }
 
 uint64_t nfs4_read_clamp(uint64_t offset, uint64_t count)
@@ -99,7 +99,7 @@ uint64_t nfs4_read_clamp(uint64_t offset, uint64_t count)
 
 size_t nfs4_read_count(const struct nfs4_compound *c, uint64_t count, size_t room, size_t overhead)
 {
-	uint32_t io_max = gw_io_max(c->srv->cfg ? c->srv->cfg->max_record : GW_RECORD_DEFAULT);
+	uint32_t io_max = gw_io_max(nfs4_cfg(c) ? nfs4_cfg(c)->max_record : GW_RECORD_DEFAULT);
 
 	if (count > io_max)
 		count = io_max;
@@ -225,7 +225,7 @@ uint32_t nfs4_run_write(struct nfs4_compound *c, void *args)
 		return status;
 	if (a->offset > (uint64_t)INT64_MAX || a->len > (uint64_t)INT64_MAX - a->offset)
 		return NFS4ERR_FBIG;
-	status = nfs4_state_io_fd(c, &a->sid, o, true, &fd, &owned);
+	status = nfs4_io_fd(c, &a->sid, o, true, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;
 	err = gw_write(c, fd, a->offset, a->data, a->len,

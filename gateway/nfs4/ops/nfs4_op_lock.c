@@ -43,7 +43,7 @@
  * 4.0 seqids: a LOCK with a new lock-owner is sequenced by the open
  * owner's seqid (open_seqid) and starts the lock-owner at lock_seqid;
  * the other LOCKs and LOCKU by the lock-owner's seqid. Retransmissions
- * get the owner's cached result back (nfs4_owner_replay). The lease is
+ * get the owner's cached result back (nfs4_seqid_replay). The lease is
  * renewed by any of them (nfs4_stid_lookup, nfs4_client_lookup40).
  */
 #include <errno.h>
@@ -222,7 +222,7 @@ static uint32_t owner_seqid(struct nfs4_compound *c, struct nfs4_owner *oo, uint
 		return NFS4_OK;
 	case NFS4_SEQ_REPLAY:
 		*replayed = true;
-		return nfs4_owner_replay(c, oo, &fh, &has_fh);
+		return nfs4_seqid_replay(c, oo, &fh, &has_fh);
 	default:
 		return NFS4ERR_BAD_SEQID;
 	}
@@ -252,7 +252,7 @@ static uint32_t lock_new_owner(struct nfs4_compound *c, struct lock_args *a,
 	struct nfs4_owner *lo;
 	uint32_t status;
 
-	status = nfs4_stid_lookup(c, &a->open_sid, NFS4_FIND_OPEN | NFS4_FIND_NOGEN, &os);
+	status = nfs4_stid_lookup(&c->who, &a->open_sid, NFS4_FIND_OPEN | NFS4_FIND_NOGEN, &os);
 	if (status != NFS4_OK)
 		return status;
 	*seq_owner = os->owner;
@@ -282,7 +282,7 @@ static uint32_t lock_new_owner(struct nfs4_compound *c, struct lock_args *a,
 			lo->seqid = a->lock_seqid;
 		}
 	} else {
-		status = gw_state_room(c, os->clp, GW_STATE_LOCK_OWNER);
+		status = gw_state_room(&c->who, os->clp, GW_STATE_LOCK_OWNER);
 		if (status != NFS4_OK)
 			return status;
 		lo = nfs4_owner_new(st, os->clp, true, a->lo.owner, a->lo.len);
@@ -318,7 +318,7 @@ static uint32_t lock_old_owner(struct nfs4_compound *c, struct lock_args *a,
 	struct nfs4_stid *ls;
 	uint32_t status;
 
-	status = nfs4_stid_lookup(c, &a->lock_sid, NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &ls);
+	status = nfs4_stid_lookup(&c->who, &a->lock_sid, NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &ls);
 	if (status != NFS4_OK)
 		return status;
 	*seq_owner = ls->owner;
@@ -391,7 +391,7 @@ uint32_t nfs4_run_lock(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_DENIED;
 		goto done;
 	}
-	status = gw_state_room(c, ls->clp, GW_STATE_LOCK);
+	status = gw_state_room(&c->who, ls->clp, GW_STATE_LOCK);
 	if (status != NFS4_OK)
 		goto done;
 	/*
@@ -428,7 +428,7 @@ done:
 			nfs4_owner_release(st, lo);
 		nfs4_owner_put(st, lo);
 	}
-	nfs4_owner_seqid_done(c, seq_owner, seqid, status, &pos, NULL);
+	nfs4_seqid_done(c, seq_owner, seqid, status, &pos, NULL);
 	nfs4_owner_put(st, seq_owner);
 out:
 	nfs4_state_defer_close(st, lfd); /* not taken: closed after the lock */
@@ -506,7 +506,7 @@ uint32_t nfs4_run_lockt(struct nfs4_compound *c, void *args)
 	if (nfs4_recov_in_grace(st->recov))
 		return NFS4ERR_GRACE; /* a lock not reclaimed yet would not show */
 	nfs4_state_lock(st);
-	status = nfs4_client_of(c, a->lo.clientid, &clp);
+	status = nfs4_client_of(&c->who, a->lo.clientid, &clp);
 	if (status != NFS4_OK)
 		goto out;
 	f = nfs4_file_find(st, c->cfh, false);
@@ -580,7 +580,7 @@ uint32_t nfs4_run_locku(struct nfs4_compound *c, void *args)
 		return status;
 	xdr_out_getpos(c->out, &pos);
 	nfs4_state_lock(st);
-	status = nfs4_stid_lookup(c, &a->sid, NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &ls);
+	status = nfs4_stid_lookup(&c->who, &a->sid, NFS4_FIND_LOCK | NFS4_FIND_NOGEN, &ls);
 	if (status != NFS4_OK)
 		goto out;
 	lo = ls->owner;
@@ -593,7 +593,7 @@ uint32_t nfs4_run_locku(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_BAD_STATEID;
 	/* a range split in two is one more lock */
 	if (status == NFS4_OK && nfs4_lset_splits(&ls->file->locks, ls, start, end))
-		status = gw_state_room(c, ls->clp, GW_STATE_LOCK);
+		status = gw_state_room(&c->who, ls->clp, GW_STATE_LOCK);
 	/* the kernel first, then the table, which cannot fail once it has room */
 	if (status == NFS4_OK && nfs4_lset_reserve(&ls->file->locks, 1))
 		status = c->minor ? NFS4ERR_DELAY : NFS4ERR_RESOURCE;
@@ -610,7 +610,7 @@ uint32_t nfs4_run_locku(struct nfs4_compound *c, void *args)
 		if (c->minor >= 1)
 			nfs4_set_current_sid(c, &ls->sid);
 	}
-	nfs4_owner_seqid_done(c, lo, a->seqid, status, &pos, NULL);
+	nfs4_seqid_done(c, lo, a->seqid, status, &pos, NULL);
 out:
 	nfs4_state_unlock(st);
 	return status;
@@ -639,7 +639,7 @@ uint32_t nfs4_run_release_lockowner(struct nfs4_compound *c, void *args)
 	uint32_t status;
 
 	nfs4_state_lock(st);
-	status = nfs4_client_lookup40(c, a->lo.clientid, &clp);
+	status = nfs4_client_lookup40(c->srv->state, a->lo.clientid, &clp);
 	if (status != NFS4_OK)
 		goto out;
 	lo = nfs4_owner_find(clp, true, a->lo.owner, a->lo.len);

@@ -160,7 +160,7 @@ static uint32_t status_of_mode(const struct nfs4_compound *c, mode_t mode)
 {
 	struct gw_obj tmp = { .type = mode & S_IFMT };
 
-	return nfs4_check_reg(c, &tmp);
+	return nfs4_check_reg(c->minor, &tmp);
 }
 
 /* The exclusive create verifier, stored as nfsd does: mtime and atime seconds */
@@ -312,7 +312,7 @@ static uint32_t open_file(struct nfs4_compound *c, struct open_args *a, struct o
 		if (create)
 			return NFS4ERR_INVAL;
 		r->obj = gw_obj_get(c->cfh);
-		status = nfs4_check_reg(c, r->obj);
+		status = nfs4_check_reg(c->minor, r->obj);
 		if (status != NFS4_OK)
 			return status;
 		err = gw_obj_stat(c->srv, r->obj, &st);
@@ -335,10 +335,10 @@ static uint32_t open_file(struct nfs4_compound *c, struct open_args *a, struct o
 		if (status != NFS4_OK)
 			return status;
 	}
-	err = gw_obj_lookup(c->srv, dir, a->name, &r->obj);
+	err = gw_obj_lookup(c->snap, dir, a->name, &r->obj);
 	if (err)
 		return nfs4_errno(err);
-	status = nfs4_check_reg(c, r->obj);
+	status = nfs4_check_reg(c->minor, r->obj);
 	if (status != NFS4_OK)
 		return status;
 	if (r->created) {
@@ -442,7 +442,7 @@ static uint32_t open_state(struct nfs4_compound *c, struct open_args *a, struct 
 		/* the owner has it open already: an upgrade of the same stateid */
 		nfs4_stid_bump(s);
 	} else {
-		uint32_t room = gw_state_room(c, clp, GW_STATE_OPEN);
+		uint32_t room = gw_state_room(&c->who, clp, GW_STATE_OPEN);
 
 		s = room == NFS4_OK ? nfs4_stid_new(st, clp, oo, f, NFS4_STID_OPEN) : NULL;
 		if (!s) {
@@ -524,7 +524,7 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 		return status;
 
 	nfs4_state_lock(st);
-	status = nfs4_client_of(c, a->clientid, &clp);
+	status = nfs4_client_of(&c->who, a->clientid, &clp);
 	if (status != NFS4_OK)
 		goto out_unlock;
 	if (a->claim != CLAIM_PREVIOUS && nfs4_client_reclaiming(clp)) {
@@ -549,9 +549,9 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 		case NFS4_SEQ_NEW:
 			break;
 		case NFS4_SEQ_REPLAY:
-			status = nfs4_owner_replay(c, oo, &fh, &has_fh);
+			status = nfs4_seqid_replay(c, oo, &fh, &has_fh);
 			nfs4_state_unlock(st);
-			if (has_fh && gw_obj_from_fh(c->srv, fh.data, fh.len, &r.obj) == 0)
+			if (has_fh && gw_obj_from_fh(c->snap, fh.data, fh.len, &r.obj) == 0)
 				nfs4_set_cfh(c, r.obj);
 			return status;
 		default:
@@ -579,8 +579,8 @@ uint32_t nfs4_run_open(struct nfs4_compound *c, void *args)
 		nfs4_recov_reclaimed(st->recov, false);
 
 	nfs4_state_lock(st);
-	nfs4_owner_seqid_done(c, oo, a->seqid, status, &pos,
-			      status == NFS4_OK && a->claim == CLAIM_NULL ? &r.obj->fh : NULL);
+	nfs4_seqid_done(c, oo, a->seqid, status, &pos,
+			status == NFS4_OK && a->claim == CLAIM_NULL ? &r.obj->fh : NULL);
 	nfs4_owner_put(st, oo);
 	clp->busy--;
 	nfs4_state_unlock(st);
@@ -617,7 +617,8 @@ static uint32_t seqid_op_begin(struct nfs4_compound *c, const struct nfs4_statei
 	uint32_t status;
 
 	*replayed = false;
-	status = nfs4_stid_lookup(c, sid, NFS4_FIND_OPEN | NFS4_FIND_CLOSED | NFS4_FIND_NOGEN, &s);
+	status = nfs4_stid_lookup(&c->who, sid, NFS4_FIND_OPEN | NFS4_FIND_CLOSED | NFS4_FIND_NOGEN,
+				  &s);
 	if (status != NFS4_OK)
 		return status;
 	*out = s;
@@ -627,7 +628,7 @@ static uint32_t seqid_op_begin(struct nfs4_compound *c, const struct nfs4_statei
 			break;
 		case NFS4_SEQ_REPLAY:
 			*replayed = true;
-			return nfs4_owner_replay(c, s->owner, &fh, &has_fh);
+			return nfs4_seqid_replay(c, s->owner, &fh, &has_fh);
 		default:
 			return NFS4ERR_BAD_SEQID;
 		}
@@ -679,7 +680,7 @@ uint32_t nfs4_run_open_confirm(struct nfs4_compound *c, void *args)
 		nfs4_stid_bump(s);
 		nfs4_enc_stateid(c->out, &s->sid);
 	}
-	nfs4_owner_seqid_done(c, oo, a->seqid, status, &pos, NULL);
+	nfs4_seqid_done(c, oo, a->seqid, status, &pos, NULL);
 out:
 	nfs4_state_unlock(st);
 	return status;
@@ -749,7 +750,7 @@ uint32_t nfs4_run_open_downgrade(struct nfs4_compound *c, void *args)
 		if (c->minor >= 1)
 			nfs4_set_current_sid(c, &s->sid);
 	}
-	nfs4_owner_seqid_done(c, s->owner, a->seqid, status, &pos, NULL);
+	nfs4_seqid_done(c, s->owner, a->seqid, status, &pos, NULL);
 out:
 	nfs4_state_unlock(st);
 	return status;
@@ -801,7 +802,7 @@ uint32_t nfs4_run_close(struct nfs4_compound *c, void *args)
 		nfs4_stid_close(st, s);
 		nfs4_enc_stateid(c->out, &s->sid);
 	}
-	nfs4_owner_seqid_done(c, oo, a->seqid, status, &pos, NULL);
+	nfs4_seqid_done(c, oo, a->seqid, status, &pos, NULL);
 	nfs4_owner_put(st, oo);
 out:
 	nfs4_state_unlock(st);

@@ -193,7 +193,7 @@ static uint32_t rd_enc_attrs(struct rd *r, const char *name, int *lookup_err)
 		rd_unpeek(&tmp);
 		return st;
 	}
-	rc = gw_obj_lookup(c->srv, r->dir, name, &o);
+	rc = gw_obj_lookup(c->snap, r->dir, name, &o);
 	if (rc) {
 		*lookup_err = rc;
 		return nfs4_errno(rc);
@@ -316,7 +316,7 @@ out_close:
 /* An export the client's address is not admitted to is not listed. */
 static bool rd_pseudo_visible(const struct rd *r, const struct gw_pseudo *p)
 {
-	const struct gw_srv *s = r->c->srv;
+	const struct gw_snap *s = r->c->snap;
 	const struct gw_export *exp;
 
 	if (p->xport < 0)
@@ -332,7 +332,7 @@ static bool rd_pseudo_visible(const struct rd *r, const struct gw_pseudo *p)
  */
 static uint32_t rd_pseudo(struct rd *r, bool *eof)
 {
-	struct gw_srv *s = r->c->srv;
+	const struct gw_snap *s = r->c->snap;
 	uint32_t node = (uint32_t)r->dir->pseudo;
 	uint64_t cookie = r->a->cookie, idx;
 

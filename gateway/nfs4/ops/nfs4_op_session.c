@@ -156,14 +156,14 @@ uint32_t nfs4_run_exchange_id(struct nfs4_compound *c, void *args)
 		return NFS4ERR_INVAL; /* needs RPCSEC_GSS integrity (nfsd answers the same) */
 	if (a->how == SP4_SSV)
 		return NFS4ERR_ENCR_ALG_UNSUPP;
-	status = gw_state_admit(c);
+	status = gw_state_admit(&c->who);
 	if (status != NFS4_OK)
 		return status;
 
 	nfs4_state_lock(st);
 	conf = nfs4_client_by_name(st, a->owner, a->owner_len, true, c->minor);
 	if (conf) {
-		bool creds = nfs4_client_same_principal(c, conf);
+		bool creds = nfs4_client_same_principal(&c->who, conf);
 		bool verfs = !memcmp(conf->verf, a->verf, NFS4_VERIFIER_SIZE);
 
 		if (update) {
@@ -205,7 +205,7 @@ uint32_t nfs4_run_exchange_id(struct nfs4_compound *c, void *args)
 	if (unconf && !unconf->busy)
 		nfs4_client_expire(st, unconf, true);
 out_new:
-	status = gw_state_client_room(c);
+	status = gw_state_client_room(&c->who);
 	if (status != NFS4_OK)
 		goto out;
 	clp = nfs4_client_new(st, a->owner, a->owner_len, c->minor);
@@ -214,13 +214,13 @@ out_new:
 		goto out;
 	}
 	memcpy(clp->verf, a->verf, NFS4_VERIFIER_SIZE);
-	nfs4_client_set_principal(c, clp);
+	nfs4_client_set_principal(&c->who, clp);
 out_copy:
 	clp->exchange_flags = EXCHGID4_FLAG_USE_NON_PNFS;
 	clientid = clp->clientid;
 	seqid = clp->cs_seqid + 1;
 	flags = clp->exchange_flags | (clp->confirmed ? EXCHGID4_FLAG_CONFIRMED_R : 0);
-	nfs4_client_renew(c, clp);
+	nfs4_client_renew(clp);
 out:
 	nfs4_state_unlock(st);
 	if (status != NFS4_OK)
@@ -318,7 +318,7 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 /* The fore channel as the server grants it (nfsd's check_forechannel_attrs) */
 static uint32_t negotiate_fore(struct nfs4_compound *c, struct nfs4_chan_attrs *ca)
 {
-	uint32_t max = c->srv->cfg ? c->srv->cfg->max_record : GW_RECORD_DEFAULT;
+	uint32_t max = nfs4_cfg(c) ? nfs4_cfg(c)->max_record : GW_RECORD_DEFAULT;
 
 	if (ca->maxreq < NFS4_SESSION_REQ_MIN || ca->maxresp < NFS4_SESSION_REQ_MIN)
 		return NFS4ERR_TOOSMALL;
@@ -355,7 +355,7 @@ static uint32_t check_back(struct nfs4_chan_attrs *ca)
  */
 static uint32_t reply_cache_slots(struct nfs4_compound *c, uint32_t want, uint32_t slot_bytes)
 {
-	uint64_t max = c->srv->cfg ? c->srv->cfg->limits.max_reply_cache : GW_REPLY_CACHE_DEFAULT;
+	uint64_t max = nfs4_cfg(c) ? nfs4_cfg(c)->limits.max_reply_cache : GW_REPLY_CACHE_DEFAULT;
 	uint64_t used = c->srv->state->reply_cache;
 	uint64_t n = used < max ? (max - used) / slot_bytes : 0;
 
@@ -401,7 +401,7 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	/* a flag no minor version defines is INVAL (as nfsd and EXCHANGE_ID) */
 	if (a->flags & ~(uint32_t)CREATE_SESSION4_FLAG_MASK)
 		return NFS4ERR_INVAL;
-	status = gw_state_admit(c);
+	status = gw_state_admit(&c->who);
 	if (status != NFS4_OK)
 		return status;
 	status = negotiate_fore(c, &a->fore);
@@ -434,7 +434,7 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 			goto out;
 		}
 	}
-	status = gw_state_session_room(c, clp, slot_bytes);
+	status = gw_state_session_room(&c->who, clp, slot_bytes);
 	if (status != NFS4_OK)
 		goto out;
 	nslots = reply_cache_slots(c, a->fore.maxreqs, slot_bytes);
@@ -443,7 +443,7 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 		goto out;
 	}
 	if (!clp->confirmed) {
-		if (!nfs4_client_same_principal(c, clp)) {
+		if (!nfs4_client_same_principal(&c->who, clp)) {
 			status = NFS4ERR_CLID_INUSE;
 			goto out;
 		}
@@ -497,7 +497,7 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	res.back = ses->back;
 	clp->cs_res = res;
 	clp->cs_cached = true;
-	nfs4_client_renew(c, clp);
+	nfs4_client_renew(clp);
 out_encode:
 	nfs4_state_unlock(st);
 	enc_cs_res(c->out, &res);
@@ -599,12 +599,12 @@ uint32_t nfs4_run_sequence(struct nfs4_compound *c, void *args)
 	slot->inuse = true;
 	ses->refs++;
 	ses->clp->busy++;
-	nfs4_client_renew(c, ses->clp);
+	nfs4_client_renew(ses->clp);
 	if (c->conn)
 		nfs4_session_bind_conn(ses, c->conn->id);
-	c->ses = ses;
+	c->who.ses = ses;
 	c->slot = slot;
-	c->clp = ses->clp;
+	c->who.clp = ses->clp;
 	c->cachethis = a->cachethis;
 	if (c->resp_max > ses->fore.maxresp)
 		c->resp_max = ses->fore.maxresp;
@@ -652,7 +652,7 @@ uint32_t nfs4_run_destroy_session(struct nfs4_compound *c, void *args)
 		status = NFS4ERR_BADSESSION;
 		goto out;
 	}
-	mine = c->ses == ses;
+	mine = c->who.ses == ses;
 	/* in its own session it must be the last op (RFC 8881 §18.37.3) */
 	if (mine && c->opidx + 1 != c->nops) {
 		status = NFS4ERR_NOT_ONLY_OP;
@@ -775,18 +775,18 @@ uint32_t nfs4_run_reclaim_complete(struct nfs4_compound *c, void *args)
 	struct nfs4_state *st = c->srv->state;
 	uint32_t status = NFS4_OK;
 
-	if (!c->clp)
+	if (!c->who.clp)
 		return NFS4ERR_OP_NOT_IN_SESSION;
 	if (a->one_fs) {
 		/* per file system reclaim: nothing is reclaimed here (as nfsd) */
 		return c->cfh ? NFS4_OK : NFS4ERR_NOFILEHANDLE;
 	}
 	nfs4_state_lock(st);
-	if (c->clp->reclaim_done)
+	if (c->who.clp->reclaim_done)
 		status = NFS4ERR_COMPLETE_ALREADY;
-	c->clp->reclaim_done = true;
+	c->who.clp->reclaim_done = true;
 	if (status == NFS4_OK)
-		nfs4_recov_reclaim_complete(st->recov, c->clp);
+		nfs4_recov_reclaim_complete(st->recov, c->who.clp);
 	nfs4_state_unlock(st);
 	return status;
 }
@@ -823,7 +823,8 @@ uint32_t nfs4_run_test_stateid(struct nfs4_compound *c, void *args)
 	for (i = 0; i < a->n; i++) {
 		if (nfs4_dec_stateid(&a->sids, &sid))
 			break;
-		xdr_enc_u32(c->out, nfs4_stid_lookup(c, &sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK, &s));
+		xdr_enc_u32(c->out,
+			    nfs4_stid_lookup(&c->who, &sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK, &s));
 	}
 	nfs4_state_unlock(st);
 	return NFS4_OK;
@@ -853,7 +854,7 @@ uint32_t nfs4_run_free_stateid(struct nfs4_compound *c, void *args)
 	if (status != NFS4_OK)
 		return status;
 	nfs4_state_lock(st);
-	status = nfs4_stid_lookup(c, &a->sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK, &s);
+	status = nfs4_stid_lookup(&c->who, &a->sid, NFS4_FIND_OPEN | NFS4_FIND_LOCK, &s);
 	if (status != NFS4_OK)
 		goto out;
 	/* an open stateid goes with CLOSE; a lock stateid once it holds no lock */

@@ -238,7 +238,7 @@ uint32_t nfs4_run_seek(struct nfs4_compound *c, void *args)
 		return status;
 	if (a->what != NFS4_CONTENT_DATA && a->what != NFS4_CONTENT_HOLE)
 		return NFS4ERR_UNION_NOTSUPP;
-	status = nfs4_state_io_fd(c, &a->sid, o, false, &fd, &owned);
+	status = nfs4_io_fd(c, &a->sid, o, false, &fd, &owned);
 	if (status != NFS4_OK)
 		return status;
 	res = malloc(sizeof(*res));

@@ -206,6 +206,7 @@ static bool gw_rdma_admit(struct gw_rdma_loop *t, const struct sockaddr_storage 
 			  uint32_t *credits)
 {
 	struct gw_limits lim;
+	struct gw_snap *sn;
 	const char *why = NULL;
 	uint8_t key[16], k2[16];
 	unsigned int same = 0;
@@ -213,9 +214,9 @@ static bool gw_rdma_admit(struct gw_rdma_loop *t, const struct sockaddr_storage 
 	time_t now;
 	char a[80];
 
-	pthread_rwlock_rdlock(&t->srv->cfg_lock);
-	lim = t->srv->cfg->limits;
-	pthread_rwlock_unlock(&t->srv->cfg_lock);
+	sn = gw_snap_get(t->srv);
+	lim = sn->cfg->limits;
+	gw_snap_put(sn);
 	*credits = lim.conn_requests < GW_RDMA_CREDITS ? lim.conn_requests : GW_RDMA_CREDITS;
 	net_addr_key(sa, len, key);
 	for (c = t->conns; c; c = c->next) {
@@ -460,6 +461,7 @@ static void gw_rdma_reap(struct gw_rdma_loop *t)
 static int gw_rdma_listen(struct gw_rdma_loop *t, struct gw_srv *s)
 {
 	struct sockaddr_storage addr;
+	struct gw_snap *sn;
 	struct ibv_device **list;
 	struct epoll_event ev = { .events = EPOLLIN };
 	char a[80];
@@ -467,12 +469,12 @@ static int gw_rdma_listen(struct gw_rdma_loop *t, struct gw_srv *s)
 	bool on;
 	int n = 0, ret;
 
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	on = s->cfg->rdma;
-	port = s->cfg->rdma_port;
-	addr = s->cfg->listen;
-	t->rec_max = s->cfg->max_record;
-	pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	on = sn->cfg->rdma;
+	port = sn->cfg->rdma_port;
+	addr = sn->cfg->listen;
+	t->rec_max = sn->cfg->max_record;
+	gw_snap_put(sn);
 	if (!on)
 		return 0;
 	t->srv = s;
@@ -618,6 +620,7 @@ static int gw_rdma_run(void *x)
 	struct gw_srv *s = t->srv;
 	struct epoll_event evs[16];
 	struct gw_work *wk, *next;
+	struct gw_snap *sn;
 	unsigned int threads;
 	time_t deadline = 0;
 	uint64_t v;
@@ -625,9 +628,9 @@ static int gw_rdma_run(void *x)
 
 	if (!t->ech)
 		return 0;
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	threads = s->cfg->threads;
-	pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	threads = sn->cfg->threads;
+	gw_snap_put(sn);
 	ret = gw_workers_start(&t->workers, s, threads, gw_rdma_wake, t);
 	if (ret)
 		goto out;

@@ -281,14 +281,15 @@ static int gw_tcp_start(struct gw_srv *s, void **out)
 {
 	struct sockaddr_storage addr;
 	struct gw_tcp *t;
+	struct gw_snap *sn;
 	socklen_t len;
 	int fd, efd, one = 1, ret;
 	char a[64];
 
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	addr = s->cfg->listen;
-	len = s->cfg->listen_len;
-	pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	addr = sn->cfg->listen;
+	len = sn->cfg->listen_len;
+	gw_snap_put(sn);
 	net_addr_str(&addr, a, sizeof(a));
 
 	fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -426,6 +427,7 @@ static int gw_tcp_run(void *x)
 	struct io_uring_cqe *cqes[GW_TCP_CQE_BATCH];
 	struct chunk_pool_stats st;
 	unsigned int i, n, threads;
+	struct gw_snap *sn;
 	int ret;
 
 	if (t->lfd < 0)
@@ -450,9 +452,9 @@ static int gw_tcp_run(void *x)
 	ret = gw_tcp_setup_ring(t);
 	if (ret)
 		goto out_teardown;
-	pthread_rwlock_rdlock(&s->cfg_lock);
-	threads = s->cfg->threads;
-	pthread_rwlock_unlock(&s->cfg_lock);
+	sn = gw_snap_get(s);
+	threads = sn->cfg->threads;
+	gw_snap_put(sn);
 	ret = gw_workers_start(&t->workers, s, threads, gw_tcp_wake, t);
 	if (ret)
 		goto out_teardown;

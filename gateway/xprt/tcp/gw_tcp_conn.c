@@ -155,6 +155,7 @@ static void gw_conn_free(struct gw_conn *c)
 
 void gw_conn_new(struct gw_tcp *t, int fd)
 {
+	struct gw_snap *sn;
 	struct gw_conn *c;
 	int one = 1;
 	char a[64];
@@ -174,9 +175,9 @@ void gw_conn_new(struct gw_tcp *t, int fd)
 		c->info.peer_len = 0; /* the peer is already gone: the recv will say so */
 	c->info.resvport = net_port_reserved(&c->info.peer);
 	c->info.id = ++t->next_id;
-	pthread_rwlock_rdlock(&t->srv->cfg_lock);
-	c->rec_max = t->srv->cfg->max_record;
-	pthread_rwlock_unlock(&t->srv->cfg_lock);
+	sn = gw_snap_get(t->srv);
+	c->rec_max = sn->cfg->max_record;
+	gw_snap_put(sn);
 	c->req_max = t->lim.conn_requests;
 	rpc_rec_init(&c->rec, NULL, 0);
 	chunk_owner_init(&c->own_large, t->large, GW_TCP_LARGE_CAP * t->large_size);

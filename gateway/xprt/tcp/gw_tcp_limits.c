@@ -120,9 +120,10 @@ static void gw_addr_put(struct gw_tcp *t, struct gw_addr *a)
 
 void gw_tcp_limits_load(struct gw_tcp *t)
 {
-	pthread_rwlock_rdlock(&t->srv->cfg_lock);
-	t->lim = t->srv->cfg->limits;
-	pthread_rwlock_unlock(&t->srv->cfg_lock);
+	struct gw_snap *sn = gw_snap_get(t->srv);
+
+	t->lim = sn->cfg->limits;
+	gw_snap_put(sn);
 	t->max_conns = gw_limits_max_conns(&t->lim, gw_limits_nofile());
 }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # NFSv4 protocol conformance checks of lacunad with raw COMPOUNDs
-# (tests/lt_nfs4raw.py), each the answer RFC 7530 (4.0), RFC 8881 (4.1)
+# (tests/py/lt_nfs4raw.py), each the answer RFC 7530 (4.0), RFC 8881 (4.1)
 # or RFC 7862 (4.2) asks for where lacunad once answered otherwise:
 #
 #   lt_conformance.py CHECK PORT DIR

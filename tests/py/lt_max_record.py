@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # What lacunad offers and does for a given max_record (raw COMPOUNDs,
-# minor version 2, tests/lt_nfs4raw.py):
+# minor version 2, tests/py/lt_nfs4raw.py):
 #
 #   lt_max_record.py PORT PATH MAX_RECORD
 #
