@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * lacunad's /metrics page (metrics_listen, --metrics-listen): gw.stats,
+ * lacunad's /metrics page (metrics_listen, --metrics-listen): gw_srv.stats,
  * the NFSv4 state, the grace period and the chunk pools in the
  * Prometheus text format. Rendered on the responder's thread
  * (common/metrics.c) from relaxed loads of the counters the I/O path
@@ -14,8 +14,6 @@
 #include "nfs4_compound.h"
 #include "nfs4_recov.h"
 #include "nfs4_state.h"
-
-static struct mx_http *gw_mx;
 
 static unsigned long long ld(const atomic_ullong *c)
 {
@@ -87,17 +85,20 @@ static void render_ops(FILE *f, const struct gw_stats *st)
 	mx_hist_write(f, "lacunad_rpc_duration_seconds", "", &st->rpc_lat);
 }
 
-static void render_io(FILE *f, const struct gw_stats *st)
+static void render_io(FILE *f, const struct gw_srv *s, const struct gw_stats *st)
 {
+	const struct gw_xprt *const *o;
+	unsigned long long in, out;
+
 	mx_header(f, "lacunad_transport_bytes_total", "counter",
 		  "Bytes received and sent, by transport");
-	fprintf(f,
-		"lacunad_transport_bytes_total{transport=\"tcp\",direction=\"in\"} %llu\n"
-		"lacunad_transport_bytes_total{transport=\"tcp\",direction=\"out\"} %llu\n"
-		"lacunad_transport_bytes_total{transport=\"rdma\",direction=\"in\"} %llu\n"
-		"lacunad_transport_bytes_total{transport=\"rdma\",direction=\"out\"} %llu\n",
-		ld(&st->tcp_bytes_in), ld(&st->tcp_bytes_out), ld(&st->rdma_bytes_in),
-		ld(&st->rdma_bytes_out));
+	for (o = gw_xprts; *o; o++) {
+		(*o)->bytes(s, &in, &out);
+		fprintf(f,
+			"lacunad_transport_bytes_total{transport=\"%s\",direction=\"in\"} %llu\n"
+			"lacunad_transport_bytes_total{transport=\"%s\",direction=\"out\"} %llu\n",
+			(*o)->name, in, (*o)->name, out);
+	}
 	counter(f, "lacunad_read_bytes_total", "File bytes returned by READ", ld(&st->read_bytes));
 	counter(f, "lacunad_write_bytes_total", "File bytes written by WRITE",
 		ld(&st->write_bytes));
@@ -120,8 +121,9 @@ static void render_io(FILE *f, const struct gw_stats *st)
 		ld(&st->clone_refused));
 }
 
-static void render_conns(FILE *f, const struct gw_stats *st)
+static void render_conns(FILE *f, struct gw_srv *s, const struct gw_stats *st)
 {
+	const struct gw_xprt *const *o;
 	struct nfs4_state_stats ss;
 	struct nfs4_recov_stats rs;
 
@@ -137,27 +139,20 @@ static void render_conns(FILE *f, const struct gw_stats *st)
 		"Connections closed for an error of their own", ld(&st->conns_dropped));
 	mx_header(f, "lacunad_limit_hits_total", "counter",
 		  "Times a limit of lacunad.conf(5) was hit");
+	for (o = gw_xprts; *o; o++)
+		if ((*o)->limit_hits)
+			(*o)->limit_hits(s, f);
 	fprintf(f,
-		"lacunad_limit_hits_total{limit=\"conns_refused\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_evicted\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_idle_closed\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_record_timeout\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conns_send_timeout\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"conn_stalls\"} %llu\n"
-		"lacunad_limit_hits_total{limit=\"client_stalls\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"state_refused\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"state_clients_reclaimed\"} %llu\n"
 		"lacunad_limit_hits_total{limit=\"fd_exhausted\"} %llu\n",
-		ld(&st->conns_refused), ld(&st->conns_evicted), ld(&st->conns_idle_closed),
-		ld(&st->conns_record_timeout), ld(&st->conns_send_timeout), ld(&st->conn_stalls),
-		ld(&st->client_stalls), ld(&st->state_refused), ld(&st->state_clients_reclaimed),
-		ld(&st->fd_exhausted));
+		ld(&st->state_refused), ld(&st->state_clients_reclaimed), gw_fd_exhausted_count());
 	counter(f, "lacunad_insecure_port_refused_total",
 		"Calls refused (NFS4ERR_PERM) for an unreserved source port on a secure export",
 		ld(&st->insecure_port_refused));
 	gauge(f, "lacunad_cached_files", "File objects kept open by the cache",
 	      (unsigned long long)gw_obj_cached());
-	nfs4_state_get_stats(&gw, &ss);
+	nfs4_state_get_stats(s, &ss);
 	gauge(f, "lacunad_clients", "NFSv4 clients known", ss.clients);
 	gauge(f, "lacunad_clients_unconfirmed", "NFSv4 client records not confirmed yet",
 	      ss.unconfirmed);
@@ -170,7 +165,7 @@ static void render_conns(FILE *f, const struct gw_stats *st)
 	gauge(f, "lacunad_sessions", "NFSv4.1 sessions", ss.sessions);
 	gauge(f, "lacunad_opens", "Open states", ss.opens);
 	gauge(f, "lacunad_locks", "Lock states", ss.locks);
-	nfs4_recov_get_stats(gw.state->recov, &rs);
+	nfs4_recov_get_stats(s->state->recov, &rs);
 	gauge(f, "lacunad_grace", "1 while the grace period runs", rs.in_grace);
 	counter(f, "lacunad_grace_refused_total", "Calls refused with NFS4ERR_GRACE",
 		rs.grace_refused);
@@ -178,14 +173,14 @@ static void render_conns(FILE *f, const struct gw_stats *st)
 		ld(&st->exports_not_atomic));
 }
 
-static void render_pools(FILE *f)
+static void render_pools(FILE *f, const struct gw_srv *s)
 {
 	struct chunk_pool_stats ps[2];
 	static const char *const names[2] = { "large", "small" };
 	unsigned int i;
 
-	chunk_pool_get_stats(gw.pool, &ps[0]);
-	chunk_pool_get_stats(gw.small, &ps[1]);
+	chunk_pool_get_stats(s->pool, &ps[0]);
+	chunk_pool_get_stats(s->small, &ps[1]);
 	mx_header(f, "lacunad_pool_chunks", "gauge", "Chunks of a buffer pool");
 	for (i = 0; i < 2; i++)
 		fprintf(f, "lacunad_pool_chunks{pool=\"%s\"} %u\n", names[i], ps[i].nchunks);
@@ -202,35 +197,24 @@ static void render_pools(FILE *f)
 			ps[i].fail_pool + ps[i].fail_owner);
 }
 
-static void render_rdma(FILE *f, const struct gw_stats *st)
-{
-	counter(f, "lacunad_rdma_connections_total", "RPC-over-RDMA connections accepted",
-		ld(&st->rdma_conns));
-	counter3(f, "lacunad_rdma_chunk_bytes_total",
-		 "Bytes moved through RDMA read, write and reply chunks", "chunk",
-		 (const char *const[3]){ "read", "write", "reply" }, ld(&st->rdma_read_bytes),
-		 ld(&st->rdma_write_bytes), ld(&st->rdma_reply_bytes));
-	mx_two(f, "lacunad_rdma_replies_total", "counter",
-	       "RPC-over-RDMA replies sent inline or through a reply chunk", "via", "inline",
-	       ld(&st->rdma_inline_replies), "reply_chunk", ld(&st->rdma_reply_chunk_replies));
-	counter(f, "lacunad_rdma_errors_total", "RDMA_ERROR replies sent", ld(&st->rdma_errors));
-}
-
 static void gw_metrics_render(FILE *f, void *arg)
 {
-	const struct gw_stats *st = &gw.stats;
+	struct gw_srv *s = arg;
+	const struct gw_stats *st = &s->stats;
+	const struct gw_xprt *const *o;
 
-	(void)arg;
 	gauge(f, "lacunad_start_time_seconds", "When lacunad started (Unix time)",
-	      gw.boot_ns / 1000000000ULL);
-	render_conns(f, st);
+	      s->boot_ns / 1000000000ULL);
+	render_conns(f, s, st);
 	render_ops(f, st);
-	render_io(f, st);
-	render_pools(f);
-	render_rdma(f, st);
+	render_io(f, s, st);
+	render_pools(f, s);
+	for (o = gw_xprts; *o; o++)
+		if ((*o)->metrics)
+			(*o)->metrics(s, f);
 }
 
-int gw_metrics_start(const struct gw_config *cfg)
+int gw_metrics_start(struct gw_srv *s, const struct gw_config *cfg)
 {
 	char a[80];
 	int err;
@@ -238,14 +222,14 @@ int gw_metrics_start(const struct gw_config *cfg)
 	if (!cfg->metrics.ss_family)
 		return 0;
 	err = mx_http_start((const struct sockaddr *)&cfg->metrics, cfg->metrics_len,
-			    gw_metrics_render, NULL, &gw_mx);
+			    gw_metrics_render, s, &s->metrics);
 	if (!err)
 		log_info("metrics: http://%s/metrics", net_addr_str(&cfg->metrics, a, sizeof(a)));
 	return err;
 }
 
-void gw_metrics_stop(void)
+void gw_metrics_stop(struct gw_srv *s)
 {
-	mx_http_stop(gw_mx);
-	gw_mx = NULL;
+	mx_http_stop(s->metrics);
+	s->metrics = NULL;
 }

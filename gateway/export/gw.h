@@ -97,6 +97,7 @@
 
 struct nfs4_state;
 struct lacuna_client;
+struct gw_drc;
 
 #define GW_FH_VERSION 2
 #define GW_FH_VERSION_V1 1 /* no tag: legacy_handles */
@@ -127,8 +128,9 @@ struct gw_xport {
 	int fd;	       /* O_PATH of path */
 	int bfd;       /* O_PATH of back_path (== fd for a plain export) */
 	int hfd;       /* back_path opened O_RDONLY: open_by_handle_at() refuses O_PATH */
-	struct lacuna_client *lc; /* sparse reads into gw.pool through lacunafs, or NULL */
+	struct lacuna_client *lc; /* sparse reads into pool through lacunafs, or NULL */
 	const uint8_t *fh_key;	  /* gw_srv.fh_key: its handles' tags */
+	struct chunk_pool *pool;  /* gw_srv.pool: the arena lc registers */
 	/* CLONE's granularity (lacunafs's LACUNA_IOC_INFO), 0: no reflink there (__atomic) */
 	uint64_t clone_blksize;
 	uint64_t fsid_major, fsid_minor;
@@ -240,8 +242,6 @@ struct gw_stats {
 	atomic_ullong rdma_inline_replies, rdma_reply_chunk_replies, rdma_errors;
 	/* RDMA connection requests rejected for max_rdma_connections(_per_client) */
 	atomic_ullong rdma_conns_refused;
-	/* fds still short after dropping idle cached files: NFS4ERR_DELAY (gw_fd.c) */
-	atomic_ullong fd_exhausted;
 	/* calls refused with NFS4ERR_PERM for an unreserved port on a secure export */
 	atomic_ullong insecure_port_refused;
 };
@@ -276,13 +276,12 @@ struct gw_srv {
 	bool plain_write; /* LACUNA_TEST_PLAIN_WRITE: WRITE with pwrite, not atomic */
 	uint64_t boot_ns;
 	struct nfs4_state *state;
+	struct gw_drc *drc; /* NFSv4.0 duplicate request cache (gw_drc.h), or NULL */
 	struct gw_stats stats;
+	struct mx_http *metrics; /* its /metrics responder (gw_metrics.c), or NULL */
 	atomic_bool stopping;
 };
 
-extern struct gw_srv gw;
-
-/* Add @n (may be negative) to a counter of gw.stats. */
 /* FNV-1a, 64 bits, of @n bytes at @p */
 static inline uint64_t gw_fnv1a64(const void *p, size_t n)
 {
@@ -295,6 +294,7 @@ static inline uint64_t gw_fnv1a64(const void *p, size_t n)
 	return h;
 }
 
+/* Add @n (may be negative) to a counter of gw_srv.stats. */
 static inline void gw_stat_add(atomic_ullong *c, long long n)
 {
 	atomic_fetch_add_explicit(c, (unsigned long long)n, memory_order_relaxed);
@@ -309,9 +309,9 @@ static inline void gw_limit_hit(atomic_ullong *c, const char *name, uint64_t con
 
 /* ---------------------------------------------------------------- metrics (gw_metrics.c) */
 
-/* Serve /metrics at cfg->metrics, if set (a thread of its own): 0 or -errno, logged. */
-int gw_metrics_start(const struct gw_config *cfg);
-void gw_metrics_stop(void);
+/* Serve @s's /metrics at cfg->metrics, if set (a thread of its own): 0 or -errno, logged. */
+int gw_metrics_start(struct gw_srv *s, const struct gw_config *cfg);
+void gw_metrics_stop(struct gw_srv *s);
 
 /* ---------------------------------------------------------------- exports (gw_export.c) */
 
@@ -353,7 +353,7 @@ const struct gw_export *gw_xport_cfg(const struct gw_snap *sn, const struct gw_x
  */
 void gw_xports_atomic_check(struct gw_srv *s);
 /*
- * Register gw.pool as the arena of @xp's lacunafs mount: 0 and a client
+ * Register xp->pool (the server's large pool) as the arena of @xp's lacunafs mount: 0 and a client
  * in *lc; -EFBIG when the pool is larger than that lacunafs takes,
  * -EOPNOTSUPP without a memfd pool, else the errno of the attempt.
  */
@@ -453,6 +453,12 @@ static inline bool gw_obj_is_pseudo(const struct gw_obj *o)
 bool gw_fd_shed(int err);
 /* After the retry: count (fd_exhausted) and log, if @err is EMFILE or ENFILE (errno kept). */
 void gw_fd_exhausted(int err);
+/*
+ * Calls still short of fds after dropping idle cached files, answered
+ * NFS4ERR_DELAY (fd_exhausted in the stats): counted for the process,
+ * whose fd table every server in it shares.
+ */
+unsigned long long gw_fd_exhausted_count(void);
 /* Size the object cache from @l and RLIMIT_NOFILE; @log: say the fd budget. */
 void gw_fd_budget_apply(const struct gw_limits *l, bool log);
 

@@ -44,10 +44,6 @@
 #include "lacuna/lacuna.h"
 #include "log.h"
 
-struct gw_srv gw = {
-	.snap_lock = PTHREAD_MUTEX_INITIALIZER,
-	.reload_lock = PTHREAD_MUTEX_INITIALIZER,
-};
 
 static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc);
 
@@ -283,17 +279,17 @@ int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc)
 	int fd, err;
 
 	*lc = NULL;
-	if (!gw.pool || chunk_pool_fd(gw.pool) < 0)
+	if (!xp->pool || chunk_pool_fd(xp->pool) < 0)
 		return -EOPNOTSUPP;
 	fd = open(xp->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (lacuna_is_lacunafs(fd, &info) && chunk_pool_length(gw.pool) > info.arena_max) {
+	if (lacuna_is_lacunafs(fd, &info) && chunk_pool_length(xp->pool) > info.arena_max) {
 		close(fd);
 		return -EFBIG;
 	}
-	err = lacuna_client_open_arena(fd, chunk_pool_fd(gw.pool), chunk_pool_base(gw.pool),
-				       chunk_pool_length(gw.pool), lc);
+	err = lacuna_client_open_arena(fd, chunk_pool_fd(xp->pool), chunk_pool_base(xp->pool),
+				       chunk_pool_length(xp->pool), lc);
 	close(fd);
 	if (err)
 		*lc = NULL;
@@ -307,7 +303,7 @@ static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc)
 	if (err == -EFBIG) {
 		log_err("%s: the buffer pool max_record makes (%zu MiB) is more than this "
 			"lacunafs takes as an arena: lower max_record or upgrade lacunafs",
-			xp->path, chunk_pool_length(gw.pool) >> 20);
+			xp->path, chunk_pool_length(xp->pool) >> 20);
 		return err;
 	}
 	if (err)
@@ -601,6 +597,7 @@ static int xport_get(struct gw_srv *s, const struct gw_export *e, struct gw_xpor
 		return -ENOMEM;
 	xp->id = id;
 	xp->fh_key = s->fh_key;
+	xp->pool = s->pool;
 	xp->slot = (uint32_t)s->nxports;
 	err = xport_open(xp, e);
 	if (err)

@@ -28,6 +28,13 @@ static bool gw_fd_short(int err)
 	return err == EMFILE || err == ENFILE;
 }
 
+static atomic_ullong fd_exhausted;
+
+unsigned long long gw_fd_exhausted_count(void)
+{
+	return atomic_load_explicit(&fd_exhausted, memory_order_relaxed);
+}
+
 bool gw_fd_shed(int err)
 {
 	if (!gw_fd_short(err))
@@ -44,7 +51,7 @@ void gw_fd_exhausted(int err)
 
 	if (!gw_fd_short(err))
 		return;
-	gw_limit_hit(&gw.stats.fd_exhausted, "fd_exhausted", 0);
+	gw_limit_hit(&fd_exhausted, "fd_exhausted", 0);
 	if (now - atomic_load(&logged) >= GW_FD_LOG_SEC) {
 		atomic_store(&logged, now);
 		log_warn("nfs: out of file descriptors (%s, RLIMIT_NOFILE %llu, %zu cached files): "

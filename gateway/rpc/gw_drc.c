@@ -36,26 +36,35 @@ struct drc_entry {
 	uint8_t reply[];
 };
 
-static struct {
+/* One server's cache. Lock order: taken last, nothing taken under it. */
+struct gw_drc {
 	pthread_mutex_t lock;
 	struct drc_entry *bucket[GW_DRC_BUCKETS];
 	struct drc_entry lru; /* list head */
 	size_t n, bytes;
-} drc = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.lru = { .prev = &drc.lru, .next = &drc.lru },
+	unsigned int max; /* drc_entries in force */
 };
 
-static unsigned int drc_max;
-
-void gw_drc_configure(unsigned int entries)
+int gw_drc_create(struct gw_drc **out)
 {
-	__atomic_store_n(&drc_max, entries, __ATOMIC_RELAXED);
+	struct gw_drc *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	pthread_mutex_init(&d->lock, NULL);
+	d->lru.prev = d->lru.next = &d->lru;
+	*out = d;
+	return 0;
 }
 
-unsigned int gw_drc_entries(void)
+void gw_drc_configure(struct gw_drc *d, unsigned int entries)
 {
-	return __atomic_load_n(&drc_max, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->max, entries, __ATOMIC_RELAXED);
+}
+
+unsigned int gw_drc_entries(const struct gw_drc *d)
+{
+	return __atomic_load_n(&d->max, __ATOMIC_RELAXED);
 }
 
 static uint32_t key_hash(const struct gw_drc_key *k)
@@ -78,62 +87,62 @@ static bool same_key(const struct drc_entry *e, const struct gw_drc_key *k)
 	       !memcmp(&a->peer, &k->peer, k->peer_len);
 }
 
-static void unlink_entry(struct drc_entry *e)
+static void unlink_entry(struct gw_drc *d, struct drc_entry *e)
 {
 	struct drc_entry **pp;
 
-	for (pp = &drc.bucket[key_hash(&e->key)]; *pp; pp = &(*pp)->hnext)
+	for (pp = &d->bucket[key_hash(&e->key)]; *pp; pp = &(*pp)->hnext)
 		if (*pp == e) {
 			*pp = e->hnext;
 			break;
 		}
 	e->prev->next = e->next;
 	e->next->prev = e->prev;
-	__atomic_store_n(&drc.n, drc.n - 1, __ATOMIC_RELAXED);
-	drc.bytes -= e->len;
+	__atomic_store_n(&d->n, d->n - 1, __ATOMIC_RELAXED);
+	d->bytes -= e->len;
 	free(e);
 }
 
-static void lru_front(struct drc_entry *e)
+static void lru_front(struct gw_drc *d, struct drc_entry *e)
 {
-	e->next = drc.lru.next;
-	e->prev = &drc.lru;
-	drc.lru.next->prev = e;
-	drc.lru.next = e;
+	e->next = d->lru.next;
+	e->prev = &d->lru;
+	d->lru.next->prev = e;
+	d->lru.next = e;
 }
 
 /* The entry of @k (lock held), or NULL */
-static struct drc_entry *find(const struct gw_drc_key *k)
+static struct drc_entry *find(struct gw_drc *d, const struct gw_drc_key *k)
 {
 	struct drc_entry *e;
 
-	for (e = drc.bucket[key_hash(k)]; e; e = e->hnext)
+	for (e = d->bucket[key_hash(k)]; e; e = e->hnext)
 		if (same_key(e, k))
 			return e;
 	return NULL;
 }
 
-int gw_drc_lookup(const struct gw_drc_key *k, const void *call, size_t call_len,
+int gw_drc_lookup(struct gw_drc *d, const struct gw_drc_key *k, const void *call, size_t call_len,
 		  struct xdr_out *out)
 {
 	struct drc_entry *e;
 	int rc = 0;
 
-	if (!__atomic_load_n(&drc.n, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&d->n, __ATOMIC_RELAXED))
 		return 0;
-	pthread_mutex_lock(&drc.lock);
-	e = find(k);
+	pthread_mutex_lock(&d->lock);
+	e = find(d, k);
 	if (e && e->call_len == call_len && e->sum == gw_fnv1a64(call, call_len)) {
 		e->prev->next = e->next;
 		e->next->prev = e->prev;
-		lru_front(e);
+		lru_front(d, e);
 		rc = xdr_out_write(out, e->reply, e->len) ? -ENOMEM : 1;
 	}
-	pthread_mutex_unlock(&drc.lock);
+	pthread_mutex_unlock(&d->lock);
 	return rc;
 }
 
-void gw_drc_insert(const struct gw_drc_key *k, const void *call, size_t call_len,
+void gw_drc_insert(struct gw_drc *d, const struct gw_drc_key *k, const void *call, size_t call_len,
 		   const struct xdr_out *out, size_t off, unsigned int max_entries)
 {
 	size_t len = xdr_out_len(out) - off;
@@ -153,24 +162,26 @@ void gw_drc_insert(const struct gw_drc_key *k, const void *call, size_t call_len
 	e->sum = gw_fnv1a64(call, call_len);
 	e->call_len = call_len;
 	e->len = len;
-	pthread_mutex_lock(&drc.lock);
-	old = find(k);
+	pthread_mutex_lock(&d->lock);
+	old = find(d, k);
 	if (old)
-		unlink_entry(old);
-	while (drc.n && (drc.n + 1 > max_entries || drc.bytes + len > max_bytes))
-		unlink_entry(drc.lru.prev);
-	e->hnext = drc.bucket[key_hash(k)];
-	drc.bucket[key_hash(k)] = e;
-	lru_front(e);
-	drc.bytes += len;
-	__atomic_store_n(&drc.n, drc.n + 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&drc.lock);
+		unlink_entry(d, old);
+	while (d->n && (d->n + 1 > max_entries || d->bytes + len > max_bytes))
+		unlink_entry(d, d->lru.prev);
+	e->hnext = d->bucket[key_hash(k)];
+	d->bucket[key_hash(k)] = e;
+	lru_front(d, e);
+	d->bytes += len;
+	__atomic_store_n(&d->n, d->n + 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&d->lock);
 }
 
-void gw_drc_fini(void)
+void gw_drc_destroy(struct gw_drc *d)
 {
-	pthread_mutex_lock(&drc.lock);
-	while (drc.lru.next != &drc.lru)
-		unlink_entry(drc.lru.next);
-	pthread_mutex_unlock(&drc.lock);
+	if (!d)
+		return;
+	while (d->lru.next != &d->lru)
+		unlink_entry(d, d->lru.next);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
 }

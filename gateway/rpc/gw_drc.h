@@ -23,23 +23,28 @@ struct gw_drc_key {
 	socklen_t peer_len;
 };
 
+/* One server's cache (struct gw_srv's drc). */
+struct gw_drc;
+
+/* An empty cache of size 0 (no cache until configured): 0 or -ENOMEM. */
+int gw_drc_create(struct gw_drc **out);
 /* The cache's size in replies, from the configuration (at start and on a reload) */
-void gw_drc_configure(unsigned int entries);
+void gw_drc_configure(struct gw_drc *d, unsigned int entries);
 /* The size in force (0: no cache); no lock */
-unsigned int gw_drc_entries(void);
+unsigned int gw_drc_entries(const struct gw_drc *d);
 
 /*
  * The reply kept for @k, if the call is the same (@call_len bytes at
  * @call): appended to @out, 1; 0 when there is none; -ENOMEM.
  */
-int gw_drc_lookup(const struct gw_drc_key *k, const void *call, size_t call_len,
+int gw_drc_lookup(struct gw_drc *d, const struct gw_drc_key *k, const void *call, size_t call_len,
 		  struct xdr_out *out);
 
 /* Keep the reply to @k: the bytes of @out from @off on (none when @max_entries is 0). */
-void gw_drc_insert(const struct gw_drc_key *k, const void *call, size_t call_len,
+void gw_drc_insert(struct gw_drc *d, const struct gw_drc_key *k, const void *call, size_t call_len,
 		   const struct xdr_out *out, size_t off, unsigned int max_entries);
 
-/* Drop every entry (at exit). */
-void gw_drc_fini(void);
+/* Drop every entry and free @d (NULL: nothing). */
+void gw_drc_destroy(struct gw_drc *d);
 
 #endif

@@ -56,9 +56,10 @@ static bool minor0(const struct rpc_call *call)
 }
 
 /* How many replies the 4.0 duplicate request cache may keep for @req (0: none) */
-static unsigned int drc_entries(const struct gw_req *req, const struct rpc_call *call)
+static unsigned int drc_entries(const struct gw_srv *s, const struct gw_req *req,
+				const struct rpc_call *call)
 {
-	unsigned int n = gw_drc_entries();
+	unsigned int n = s->drc ? gw_drc_entries(s->drc) : 0;
 
 	return n && req->stream && req->conn && minor0(call) ? n : 0;
 }
@@ -66,7 +67,7 @@ static unsigned int drc_entries(const struct gw_req *req, const struct rpc_call 
 static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *call,
 			uint32_t *status)
 {
-	unsigned int drc = drc_entries(req, call);
+	unsigned int drc = drc_entries(s, req, call);
 	size_t off = xdr_out_len(&req->reply);
 	struct nfs4_compound c;
 	struct gw_drc_key k;
@@ -81,7 +82,7 @@ static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *c
 		k.proc = call->proc;
 		k.peer = req->conn->peer;
 		k.peer_len = req->conn->peer_len;
-		err = gw_drc_lookup(&k, req->rec, req->len, &req->reply);
+		err = gw_drc_lookup(s->drc, &k, req->rec, req->len, &req->reply);
 		if (err < 0)
 			return err;
 		if (err == 1) {
@@ -108,7 +109,7 @@ static int run_compound(struct gw_srv *s, struct gw_req *req, struct rpc_call *c
 	gw_stat_add(&s->stats.compounds, 1);
 	err = nfs4_compound_run(&c, &call->args);
 	if (!err && drc && c.drc && !req->reply.err)
-		gw_drc_insert(&k, req->rec, req->len, &req->reply, off, drc);
+		gw_drc_insert(s->drc, &k, req->rec, req->len, &req->reply, off, drc);
 	*status = c.status;
 	return err;
 }

@@ -4,7 +4,7 @@
  *
  * A transport hands whole RPC records to the pool as struct gw_work
  * (embedded in its own per-request object); a worker thread runs
- * gw_rpc_process() on each with its own xdr_carver over gw.pool, puts
+ * gw_rpc_process() on each with its own xdr_carver over the server's pool, puts
  * the finished work on a done list and, when that list was empty, calls
  * the transport's notify callback so the transport's event loop picks
  * the replies up with gw_workers_done(). Work is processed in any order

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The boundary between lacunad's transports (TCP over io_uring here,
- * RPC-over-RDMA later) and RPC processing.
+ * The boundary between lacunad's transports (TCP over io_uring,
+ * RPC-over-RDMA) and RPC processing.
  *
  * A transport owns connections, receives whole RPC records, and hands
  * each one to a worker thread as a struct gw_req. The worker calls
@@ -16,34 +16,49 @@
 #define LACUNA_GW_XPRT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "gw_rpc.h"
 #include "netaddr.h"
 
-/* A transport, as the server's main loop sees it. */
-struct gw_xprt_ops {
+/*
+ * A transport, as the server's main loop sees it. Each transport defines
+ * one (gw_xprt_tcp in tcp/gw_tcp.c, gw_xprt_rdma in rdma/gw_rdma.c) and
+ * is listed once in gw_xprts[] (gw_xprts.c); lacunad.c, the worker pool
+ * and /metrics know transports only through that table. An instance's
+ * state lives in an object start() makes and stop() frees, so servers
+ * (struct gw_srv) never share one.
+ */
+struct gw_xprt {
 	const char *name;
-	/* bind and listen as the configuration says; 0 or -errno (logged) */
-	int (*start)(struct gw_srv *s);
-	/* run until gw.stopping, then stop accepting, drain and close; 0 or -errno */
-	int (*run)(struct gw_srv *s);
+	/* start() after daemon(): what it makes does not survive a fork (verbs) */
+	bool after_fork;
+	/*
+	 * Bind and listen as @s's configuration says: 0 and the instance in
+	 * *out; 0 and NULL when the configuration does not ask for this
+	 * transport or it cannot serve here (said once in the log); or
+	 * -errno (logged).
+	 */
+	int (*start)(struct gw_srv *s, void **out);
+	/* Listening: run() has work to do. */
+	bool (*listening)(const void *x);
+	/* Serve until the server stops, then stop accepting, drain and close: 0 or -errno */
+	int (*run)(void *x);
+	/* From any thread, until stop(): make run() notice the server's stopping. */
+	void (*wake)(void *x);
+	/* Free the instance (run() has returned, or was never called). */
+	void (*stop)(void *x);
+	/* Its lines of the stats file ("name value"), from @s's counters. */
+	void (*stats)(const struct gw_srv *s, FILE *f);
+	/* Its metric families of /metrics (NULL: none). */
+	void (*metrics)(const struct gw_srv *s, FILE *f);
+	/* Its samples of lacunad_limit_hits_total, the limits it enforces (NULL: none). */
+	void (*limit_hits)(const struct gw_srv *s, FILE *f);
+	/* Bytes it received and sent (lacunad_transport_bytes_total). */
+	void (*bytes)(const struct gw_srv *s, unsigned long long *in, unsigned long long *out);
 };
 
-extern const struct gw_xprt_ops gw_tcp_ops;
-/* Wake the TCP loop (from any thread) to notice gw.stopping. */
-void gw_tcp_wake(void);
-
-#ifdef HAVE_RDMA
-/*
- * RPC-over-RDMA (gw_rdma.c). start() returns 0 without listening when
- * the configuration does not ask for RDMA or no device is there (said
- * once in the log); run() then returns at once.
- */
-extern const struct gw_xprt_ops gw_rdma_ops;
-/* Listening: run() has work to do. */
-bool gw_rdma_enabled(void);
-/* Wake the RDMA loop (from any thread) to notice gw.stopping. */
-void gw_rdma_wake(void);
-#endif
+/* Every transport built in, in the order they start, NULL-terminated (gw_xprts.c). */
+extern const struct gw_xprt *const gw_xprts[];
 
 #endif

@@ -45,6 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define INPUT_MAX (256 * 1024)
 
 static char dir[] = "/tmp/lacuna-fuzz-XXXXXX";
+static struct gw_srv gw = { .snap_lock = PTHREAD_MUTEX_INITIALIZER,
+			     .reload_lock = PTHREAD_MUTEX_INITIALIZER }; /* the server fuzzed */
 static struct xdr_carver carver;
 static struct gw_conn_info conn;
 static uint8_t *rec;

@@ -350,6 +350,9 @@ static void test_lset_model(void **state)
 #define SMALL 4096
 #define NCH 64
 
+static struct gw_srv gw = { .snap_lock = PTHREAD_MUTEX_INITIALIZER,
+			     .reload_lock = PTHREAD_MUTEX_INITIALIZER }; /* the server tested */
+
 struct fx {
 	struct chunk_pool *pool;
 	struct chunk_owner owner;

@@ -54,26 +54,19 @@
 #include "log.h"
 #include "nfs4_state.h"
 
-struct gw_rdma_loop gw_rdma = { .epfd = -1, .efd = -1 };
-static _Atomic int gw_rdma_wake_fd = -1;
-
 #define GW_RDMA_EV_CM 1
 #define GW_RDMA_EV_WAKE 2
 
-void gw_rdma_wake(void)
+/* gw_workers_notify_fn, and wake() */
+static void gw_rdma_wake(void *x)
 {
+	struct gw_rdma_loop *t = x;
 	uint64_t one = 1;
-	int fd = atomic_load(&gw_rdma_wake_fd);
+	int fd = atomic_load(&t->wake_fd);
 
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
 		/* the counter is already non-zero: the loop wakes anyway */
 	}
-}
-
-static void gw_rdma_notify(void *arg)
-{
-	(void)arg;
-	gw_rdma_wake();
 }
 
 static int gw_rdma_nonblock(int fd)
@@ -87,13 +80,13 @@ static int gw_rdma_nonblock(int fd)
 
 /* ------------------------------------------------------------ devices */
 
-static void gw_rdev_free(struct gw_rdev *d)
+static void gw_rdev_free(struct gw_rdma_loop *t, struct gw_rdev *d)
 {
 	if (d->pool_mr)
 		ibv_dereg_mr(d->pool_mr);
 	if (d->cc) {
-		if (gw_rdma.epfd >= 0)
-			epoll_ctl(gw_rdma.epfd, EPOLL_CTL_DEL, d->cc->fd, NULL);
+		if (t->epfd >= 0)
+			epoll_ctl(t->epfd, EPOLL_CTL_DEL, d->cc->fd, NULL);
 		ibv_destroy_comp_channel(d->cc);
 	}
 	if (d->pd)
@@ -101,14 +94,14 @@ static void gw_rdev_free(struct gw_rdev *d)
 	free(d);
 }
 
-static struct gw_rdev *gw_rdev_get(struct ibv_context *verbs)
+static struct gw_rdev *gw_rdev_get(struct gw_rdma_loop *t, struct ibv_context *verbs)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	const char *name = ibv_get_device_name(verbs->device);
-	struct chunk_pool *pool = gw_rdma.srv->pool;
+	struct chunk_pool *pool = t->srv->pool;
 	struct gw_rdev *d;
 
-	for (d = gw_rdma.devs; d; d = d->next)
+	for (d = t->devs; d; d = d->next)
 		if (d->verbs == verbs)
 			return d;
 	d = calloc(1, sizeof(*d));
@@ -139,18 +132,18 @@ static struct gw_rdev *gw_rdev_get(struct ibv_context *verbs)
 		goto out_free;
 	}
 	ev.data.ptr = d;
-	if (epoll_ctl(gw_rdma.epfd, EPOLL_CTL_ADD, d->cc->fd, &ev)) {
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, d->cc->fd, &ev)) {
 		log_err("rdma: epoll_ctl: %s", strerror(errno));
 		goto out_free;
 	}
 	log_info("rdma: device %s: pool of %zu MiB registered once", name,
 		 chunk_pool_length(pool) >> 20);
-	d->next = gw_rdma.devs;
-	gw_rdma.devs = d;
+	d->next = t->devs;
+	t->devs = d;
 	return d;
 
 out_free:
-	gw_rdev_free(d);
+	gw_rdev_free(t, d);
 	return NULL;
 }
 
@@ -176,17 +169,19 @@ static void gw_rdev_events(struct gw_rdev *d)
 
 static void gw_rconn_unlink(struct gw_rconn *c)
 {
+	struct gw_rdma_loop *t = c->loop;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
-		gw_rdma.conns = c->next;
+		t->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	gw_rdma.nconns--;
+	t->nconns--;
 }
 
 static void gw_rconn_free(struct gw_rconn *c)
 {
+	struct gw_rdma_loop *t = c->loop;
 	gw_rconn_unlink(c);
 	gw_rconn_teardown(c);
 	if (c->dev && !--c->dev->nconns)
@@ -194,8 +189,8 @@ static void gw_rconn_free(struct gw_rconn *c)
 	if (c->id)
 		rdma_destroy_id(c->id);
 	if (c->info.id)
-		nfs4_state_conn_closed(gw_rdma.srv, c->info.id);
-	gw_stat_add(&gw_rdma.srv->stats.conns_open, -1);
+		nfs4_state_conn_closed(t->srv, c->info.id);
+	gw_stat_add(&t->srv->stats.conns_open, -1);
 	LTRACE(lacunad, conn__close, (uint64_t)c->info.id, 1, 0, "rdma connection freed");
 	log_debug("rdma: connection %llu freed", GW_RCONN_NO(c));
 	free(c);
@@ -207,9 +202,9 @@ static void gw_rconn_free(struct gw_rconn *c)
  * receive and send buffers. Sets *credits, the calls it may have out:
  * GW_RDMA_CREDITS, or max_requests_per_connection when smaller.
  */
-static bool gw_rdma_admit(const struct sockaddr_storage *sa, socklen_t len, uint32_t *credits)
+static bool gw_rdma_admit(struct gw_rdma_loop *t, const struct sockaddr_storage *sa, socklen_t len,
+			  uint32_t *credits)
 {
-	static time_t logged;
 	struct gw_limits lim;
 	struct gw_snap *sn;
 	const char *why = NULL;
@@ -219,33 +214,33 @@ static bool gw_rdma_admit(const struct sockaddr_storage *sa, socklen_t len, uint
 	time_t now;
 	char a[80];
 
-	sn = gw_snap_get(gw_rdma.srv);
+	sn = gw_snap_get(t->srv);
 	lim = sn->cfg->limits;
 	gw_snap_put(sn);
 	*credits = lim.conn_requests < GW_RDMA_CREDITS ? lim.conn_requests : GW_RDMA_CREDITS;
 	net_addr_key(sa, len, key);
-	for (c = gw_rdma.conns; c; c = c->next) {
+	for (c = t->conns; c; c = c->next) {
 		net_addr_key(&c->info.peer, c->info.peer_len, k2);
 		same += !memcmp(key, k2, sizeof(key));
 	}
-	if (gw_rdma.nconns >= lim.max_rdma_conns)
+	if (t->nconns >= lim.max_rdma_conns)
 		why = "max_rdma_connections";
 	else if (same >= lim.max_rdma_conns_client)
 		why = "max_rdma_connections_per_client";
 	if (!why)
 		return true;
-	gw_stat_add(&gw_rdma.srv->stats.rdma_conns_refused, 1);
+	gw_stat_add(&t->srv->stats.rdma_conns_refused, 1);
 	now = time(NULL);
-	if (now - logged >= 60) {
-		logged = now;
+	if (now - t->refused_logged >= 60) {
+		t->refused_logged = now;
 		log_warn("rdma: connection from %s refused: %s reached (logged once a minute)",
 			 net_addr_str(sa, a, sizeof(a)), why);
 	}
 	return false;
 }
 
-static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t plen,
-			       uint8_t initiator_depth, uint8_t responder_resources)
+static void gw_rdma_on_request(struct gw_rdma_loop *t, struct rdma_cm_id *id, const void *pdata,
+			       uint8_t plen, uint8_t initiator_depth, uint8_t responder_resources)
 {
 	struct rdma_conn_param cp;
 	struct rpcrdma_cm_priv peer, ours;
@@ -259,40 +254,41 @@ static void gw_rdma_on_request(struct rdma_cm_id *id, const void *pdata, uint8_t
 	bool known;
 
 	known = rpcrdma_cm_priv_dec(pdata, plen, &peer);
-	if (atomic_load(&gw_rdma.srv->stopping))
+	if (atomic_load(&t->srv->stopping))
 		goto out_reject;
 	if (sa && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6)) {
 		sslen = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
 						 : sizeof(struct sockaddr_in6);
 		memcpy(&ss, sa, sslen);
 	}
-	if (!gw_rdma_admit(&ss, sslen, &credits))
+	if (!gw_rdma_admit(t, &ss, sslen, &credits))
 		goto out_reject;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		log_err("rdma: calloc: %s", strerror(ENOMEM));
 		goto out_reject;
 	}
+	c->loop = t;
 	c->id = id;
 	id->context = c;
-	c->info.id = GW_RDMA_ID_BIT | ++gw_rdma.next_id;
+	c->info.id = GW_RDMA_ID_BIT | ++t->next_id;
 	c->info.rdma = true;
 	c->info.resvport =
 		true; /* as nfsd's svc_rdma_recvfrom(): see port_ok() in nfs4_compound.c */
 	c->info.peer = ss;
 	c->info.peer_len = sslen;
 	c->credits = credits;
-	c->next = gw_rdma.conns;
+	c->next = t->conns;
 	if (c->next)
 		c->next->prev = c;
-	gw_rdma.conns = c;
-	gw_rdma.nconns++;
-	gw_stat_add(&gw_rdma.srv->stats.conns_accepted, 1);
-	gw_stat_add(&gw_rdma.srv->stats.conns_open, 1);
-	gw_stat_add(&gw_rdma.srv->stats.rdma_conns, 1);
+	t->conns = c;
+	t->nconns++;
+	gw_stat_add(&t->srv->stats.conns_accepted, 1);
+	gw_stat_add(&t->srv->stats.conns_open, 1);
+	gw_stat_add(&t->srv->stats.rdma_conns, 1);
 	LTRACE(lacunad, conn__accept, (uint64_t)c->info.id, 1);
 
-	c->dev = gw_rdev_get(id->verbs);
+	c->dev = gw_rdev_get(t, id->verbs);
 	if (c->dev)
 		c->dev->nconns++;
 	if (!c->dev || gw_rconn_setup(c, &peer))
@@ -334,7 +330,7 @@ out_drop:
 	rdma_reject(id, NULL, 0);
 	c->id = NULL; /* the caller destroys the id */
 	id->context = NULL;
-	gw_stat_add(&gw_rdma.srv->stats.conns_dropped, 1);
+	gw_stat_add(&t->srv->stats.conns_dropped, 1);
 	gw_rconn_free(c);
 	return;
 out_reject:
@@ -342,23 +338,23 @@ out_reject:
 }
 
 /* Device removal of the listener: RDMA service ends, TCP goes on. */
-static void gw_rdma_lost_device(void)
+static void gw_rdma_lost_device(struct gw_rdma_loop *t)
 {
 	struct gw_rconn *c;
 	struct gw_rdev *d;
 
 	log_err("rdma: RDMA device removed: RDMA service stops, TCP goes on");
-	for (d = gw_rdma.devs; d; d = d->next)
+	for (d = t->devs; d; d = d->next)
 		d->removed = true;
-	for (c = gw_rdma.conns; c; c = c->next)
+	for (c = t->conns; c; c = c->next)
 		gw_rconn_close(c, true, "device removed");
-	if (gw_rdma.listen) {
-		rdma_destroy_id(gw_rdma.listen);
-		gw_rdma.listen = NULL;
+	if (t->listen) {
+		rdma_destroy_id(t->listen);
+		t->listen = NULL;
 	}
 }
 
-static void gw_rdma_cm_events(void)
+static void gw_rdma_cm_events(struct gw_rdma_loop *t)
 {
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id, *reject_id;
@@ -367,7 +363,7 @@ static void gw_rdma_cm_events(void)
 	uint8_t pdata[UINT8_MAX];
 	uint8_t plen, ird, ord;
 
-	while (!rdma_get_cm_event(gw_rdma.ech, &ev)) {
+	while (!rdma_get_cm_event(t->ech, &ev)) {
 		/* copy what is needed, then acknowledge: a destroy waits for the ack */
 		type = ev->event;
 		id = ev->id;
@@ -386,15 +382,15 @@ static void gw_rdma_cm_events(void)
 
 		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
 			id->context = NULL;
-			gw_rdma_on_request(id, pdata, plen, ird, ord);
+			gw_rdma_on_request(t, id, pdata, plen, ird, ord);
 			reject_id = id->context ? NULL : id;
 			if (reject_id)
 				rdma_destroy_id(reject_id);
 			continue;
 		}
-		if (id == gw_rdma.listen) {
+		if (id == t->listen) {
 			if (type == RDMA_CM_EVENT_DEVICE_REMOVAL)
-				gw_rdma_lost_device();
+				gw_rdma_lost_device(t);
 			continue;
 		}
 		c = id->context;
@@ -433,26 +429,26 @@ static void gw_rdma_cm_events(void)
  * seconds (its removal waits for that; the next connection on it
  * registers the pool again).
  */
-static void gw_rdma_reap(void)
+static void gw_rdma_reap(struct gw_rdma_loop *t)
 {
 	struct gw_rconn *c, *next;
 	struct gw_rdev **pd, *d;
 	time_t now = time(NULL);
 
-	for (c = gw_rdma.conns; c; c = next) {
+	for (c = t->conns; c; c = next) {
 		next = c->next;
 		if (c->st == RC_CLOSING)
 			gw_rconn_poll(c);
 		if (gw_rconn_quiet(c))
 			gw_rconn_free(c);
 	}
-	for (pd = &gw_rdma.devs; (d = *pd);) {
+	for (pd = &t->devs; (d = *pd);) {
 		if (!d->nconns && (d->removed || now - d->idle_since >= GW_RDMA_DEV_IDLE)) {
 			*pd = d->next;
 			log_info("rdma: device %s released (%s)",
 				 ibv_get_device_name(d->verbs->device),
 				 d->removed ? "removed" : "no connections");
-			gw_rdev_free(d);
+			gw_rdev_free(t, d);
 		} else {
 			pd = &d->next;
 		}
@@ -461,7 +457,8 @@ static void gw_rdma_reap(void)
 
 /* ------------------------------------------------------------ start, run */
 
-static int gw_rdma_start(struct gw_srv *s)
+/* Listen as @s's configuration says, if it asks for RDMA and a device is there. */
+static int gw_rdma_listen(struct gw_rdma_loop *t, struct gw_srv *s)
 {
 	struct sockaddr_storage addr;
 	struct gw_snap *sn;
@@ -476,11 +473,11 @@ static int gw_rdma_start(struct gw_srv *s)
 	on = sn->cfg->rdma;
 	port = sn->cfg->rdma_port;
 	addr = sn->cfg->listen;
-	gw_rdma.rec_max = sn->cfg->max_record;
+	t->rec_max = sn->cfg->max_record;
 	gw_snap_put(sn);
 	if (!on)
 		return 0;
-	gw_rdma.srv = s;
+	t->srv = s;
 	/* the address TCP listens on, RDMA's port */
 	if (addr.ss_family == AF_INET6)
 		((struct sockaddr_in6 *)&addr)->sin6_port = htons(port);
@@ -494,100 +491,133 @@ static int gw_rdma_start(struct gw_srv *s)
 		log_info("rdma: no RDMA device: serving TCP only");
 		return 0;
 	}
-	gw_rdma.ech = rdma_create_event_channel();
-	if (!gw_rdma.ech) {
+	t->ech = rdma_create_event_channel();
+	if (!t->ech) {
 		log_info("rdma: rdma_create_event_channel: %s: serving TCP only", strerror(errno));
 		return 0;
 	}
-	ret = gw_rdma_nonblock(gw_rdma.ech->fd);
+	ret = gw_rdma_nonblock(t->ech->fd);
 	if (ret) {
 		log_err("rdma: fcntl: %s", strerror(-ret));
 		goto out_channel;
 	}
-	if (rdma_create_id(gw_rdma.ech, &gw_rdma.listen, NULL, RDMA_PS_TCP)) {
+	if (rdma_create_id(t->ech, &t->listen, NULL, RDMA_PS_TCP)) {
 		ret = -errno;
 		log_err("rdma: rdma_create_id: %s", strerror(-ret));
 		goto out_channel;
 	}
 	/* an address no RDMA device serves (loopback, say) is not fatal: TCP goes on */
-	if (rdma_bind_addr(gw_rdma.listen, (struct sockaddr *)&addr)) {
+	if (rdma_bind_addr(t->listen, (struct sockaddr *)&addr)) {
 		log_err("rdma: rdma_bind_addr %s: %s: serving TCP only", a, strerror(errno));
 		ret = 0;
 		goto out_id;
 	}
-	if (rdma_listen(gw_rdma.listen, GW_RDMA_BACKLOG)) {
+	if (rdma_listen(t->listen, GW_RDMA_BACKLOG)) {
 		log_err("rdma: rdma_listen %s: %s: serving TCP only", a, strerror(errno));
 		ret = 0;
 		goto out_id;
 	}
-	gw_rdma.epfd = epoll_create1(EPOLL_CLOEXEC);
-	gw_rdma.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (gw_rdma.epfd < 0 || gw_rdma.efd < 0) {
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	t->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (t->epfd < 0 || t->efd < 0) {
 		ret = -errno;
 		log_err("rdma: epoll_create1/eventfd: %s", strerror(-ret));
 		goto out_fds;
 	}
 	ev.data.u64 = GW_RDMA_EV_CM;
-	if (epoll_ctl(gw_rdma.epfd, EPOLL_CTL_ADD, gw_rdma.ech->fd, &ev)) {
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->ech->fd, &ev)) {
 		ret = -errno;
 		log_err("rdma: epoll_ctl: %s", strerror(-ret));
 		goto out_fds;
 	}
 	ev.data.u64 = GW_RDMA_EV_WAKE;
-	if (epoll_ctl(gw_rdma.epfd, EPOLL_CTL_ADD, gw_rdma.efd, &ev)) {
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->efd, &ev)) {
 		ret = -errno;
 		log_err("rdma: epoll_ctl: %s", strerror(-ret));
 		goto out_fds;
 	}
-	atomic_store(&gw_rdma_wake_fd, gw_rdma.efd);
+	atomic_store(&t->wake_fd, t->efd);
 	log_info("rdma: listening on %s (RPC-over-RDMA version 1, %d device%s)", a, n,
 		 n == 1 ? "" : "s");
 	return 0;
 
 out_fds:
-	if (gw_rdma.epfd >= 0)
-		close(gw_rdma.epfd);
-	if (gw_rdma.efd >= 0)
-		close(gw_rdma.efd);
-	gw_rdma.epfd = gw_rdma.efd = -1;
+	if (t->epfd >= 0)
+		close(t->epfd);
+	if (t->efd >= 0)
+		close(t->efd);
+	t->epfd = t->efd = -1;
 out_id:
-	rdma_destroy_id(gw_rdma.listen);
-	gw_rdma.listen = NULL;
+	rdma_destroy_id(t->listen);
+	t->listen = NULL;
 out_channel:
-	rdma_destroy_event_channel(gw_rdma.ech);
-	gw_rdma.ech = NULL;
+	rdma_destroy_event_channel(t->ech);
+	t->ech = NULL;
 	return ret;
 }
 
-bool gw_rdma_enabled(void)
+static bool gw_rdma_listening(const void *x)
 {
-	return gw_rdma.ech != NULL;
+	const struct gw_rdma_loop *t = x;
+
+	return t->ech != NULL;
 }
 
-static void gw_rdma_teardown(void)
+/* Undo gw_rdma_listen() but for the wake-up eventfd (stop() closes it); again: nothing. */
+static void gw_rdma_teardown(struct gw_rdma_loop *t)
 {
 	struct gw_rdev *d;
 
-	atomic_store(&gw_rdma_wake_fd, -1);
-	if (gw_rdma.listen)
-		rdma_destroy_id(gw_rdma.listen);
-	gw_rdma.listen = NULL;
-	while ((d = gw_rdma.devs)) {
-		gw_rdma.devs = d->next;
-		gw_rdev_free(d);
+	if (t->listen)
+		rdma_destroy_id(t->listen);
+	t->listen = NULL;
+	while ((d = t->devs)) {
+		t->devs = d->next;
+		gw_rdev_free(t, d);
 	}
-	if (gw_rdma.ech)
-		rdma_destroy_event_channel(gw_rdma.ech);
-	gw_rdma.ech = NULL;
-	if (gw_rdma.epfd >= 0)
-		close(gw_rdma.epfd);
-	if (gw_rdma.efd >= 0)
-		close(gw_rdma.efd);
-	gw_rdma.epfd = gw_rdma.efd = -1;
+	if (t->ech)
+		rdma_destroy_event_channel(t->ech);
+	t->ech = NULL;
+	if (t->epfd >= 0)
+		close(t->epfd);
+	t->epfd = -1;
 }
 
-static int gw_rdma_run(struct gw_srv *s)
+static int gw_rdma_start(struct gw_srv *s, void **out)
 {
+	struct gw_rdma_loop *t = calloc(1, sizeof(*t));
+	int ret;
+
+	if (!t) {
+		log_err("rdma: out of memory");
+		return -ENOMEM;
+	}
+	t->epfd = t->efd = -1;
+	atomic_init(&t->wake_fd, -1);
+	ret = gw_rdma_listen(t, s);
+	if (ret || !t->ech) {
+		free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+static void gw_rdma_stop(void *x)
+{
+	struct gw_rdma_loop *t = x;
+
+	gw_rdma_teardown(t);
+	atomic_store(&t->wake_fd, -1);
+	if (t->efd >= 0)
+		close(t->efd);
+	free(t);
+}
+
+static int gw_rdma_run(void *x)
+{
+	struct gw_rdma_loop *t = x;
+	struct gw_srv *s = t->srv;
 	struct epoll_event evs[16];
 	struct gw_work *wk, *next;
 	struct gw_snap *sn;
@@ -596,12 +626,12 @@ static int gw_rdma_run(struct gw_srv *s)
 	uint64_t v;
 	int i, n, ret;
 
-	if (!gw_rdma.ech)
+	if (!t->ech)
 		return 0;
 	sn = gw_snap_get(s);
 	threads = sn->cfg->threads;
 	gw_snap_put(sn);
-	ret = gw_workers_start(&gw_rdma.workers, s, threads, gw_rdma_notify, NULL);
+	ret = gw_workers_start(&t->workers, s, threads, gw_rdma_wake, t);
 	if (ret)
 		goto out;
 	for (;;) {
@@ -609,26 +639,26 @@ static int gw_rdma_run(struct gw_srv *s)
 			struct gw_rconn *c;
 
 			deadline = time(NULL) + GW_RDMA_STOP_WAIT;
-			if (gw_rdma.listen) {
-				rdma_destroy_id(gw_rdma.listen);
-				gw_rdma.listen = NULL;
+			if (t->listen) {
+				rdma_destroy_id(t->listen);
+				t->listen = NULL;
 			}
-			for (c = gw_rdma.conns; c; c = c->next)
+			for (c = t->conns; c; c = c->next)
 				gw_rconn_close(c, false, "server stopping");
 		}
-		gw_workers_push(gw_rdma.workers, &gw_rdma.batch);
-		gw_rdma_reap();
-		if (deadline && (!gw_rdma.conns || time(NULL) >= deadline))
+		gw_workers_push(t->workers, &t->batch);
+		gw_rdma_reap(t);
+		if (deadline && (!t->conns || time(NULL) >= deadline))
 			break;
-		n = epoll_wait(gw_rdma.epfd, evs, 16, deadline ? 100 : 1000);
+		n = epoll_wait(t->epfd, evs, 16, deadline ? 100 : 1000);
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.u64 == GW_RDMA_EV_CM) {
-				gw_rdma_cm_events();
+				gw_rdma_cm_events(t);
 			} else if (evs[i].data.u64 == GW_RDMA_EV_WAKE) {
-				if (read(gw_rdma.efd, &v, sizeof(v)) < 0) {
+				if (read(t->efd, &v, sizeof(v)) < 0) {
 					/* EAGAIN: already drained */
 				}
-				for (wk = gw_workers_done(gw_rdma.workers); wk; wk = next) {
+				for (wk = gw_workers_done(t->workers); wk; wk = next) {
 					next = wk->next;
 					gw_rconn_worker_done((struct gw_rreq *)wk);
 				}
@@ -637,23 +667,70 @@ static int gw_rdma_run(struct gw_srv *s)
 			}
 		}
 	}
-	if (gw_rdma.conns)
-		log_err("rdma: %u connections did not drain in %d s", gw_rdma.nconns,
-			GW_RDMA_STOP_WAIT);
-	gw_workers_stop(gw_rdma.workers);
-	gw_rdma.workers = NULL;
-	while (gw_rdma.conns) {
-		gw_rdma.conns->at_worker = 0;
-		gw_rconn_free(gw_rdma.conns);
+	if (t->conns)
+		log_err("rdma: %u connections did not drain in %d s", t->nconns, GW_RDMA_STOP_WAIT);
+	gw_workers_stop(t->workers);
+	t->workers = NULL;
+	while (t->conns) {
+		t->conns->at_worker = 0;
+		gw_rconn_free(t->conns);
 	}
 	log_info("rdma: stopped");
 out:
-	gw_rdma_teardown();
+	gw_rdma_teardown(t);
 	return ret;
 }
 
-const struct gw_xprt_ops gw_rdma_ops = {
+static void gw_rdma_stats(const struct gw_srv *s, FILE *f)
+{
+	const struct gw_stats *st = &s->stats;
+
+	fprintf(f,
+		"rdma_conns %llu\nrdma_read_chunk_bytes %llu\nrdma_write_chunk_bytes %llu\n"
+		"rdma_reply_chunk_bytes %llu\nrdma_inline_replies %llu\n"
+		"rdma_reply_chunk_replies %llu\nrdma_errors %llu\nrdma_conns_refused %llu\n",
+		st->rdma_conns, st->rdma_read_bytes, st->rdma_write_bytes, st->rdma_reply_bytes,
+		st->rdma_inline_replies, st->rdma_reply_chunk_replies, st->rdma_errors,
+		st->rdma_conns_refused);
+}
+
+static void gw_rdma_metrics(const struct gw_srv *s, FILE *f)
+{
+	const struct gw_stats *st = &s->stats;
+	const unsigned long long chunks[3] = { st->rdma_read_bytes, st->rdma_write_bytes,
+					       st->rdma_reply_bytes };
+	static const char *const kinds[3] = { "read", "write", "reply" };
+	unsigned int i;
+
+	mx_one(f, "lacunad_rdma_connections_total", "counter", "RPC-over-RDMA connections accepted",
+	       st->rdma_conns);
+	mx_header(f, "lacunad_rdma_chunk_bytes_total", "counter",
+		  "Bytes moved through RDMA read, write and reply chunks");
+	for (i = 0; i < 3; i++)
+		fprintf(f, "lacunad_rdma_chunk_bytes_total{chunk=\"%s\"} %llu\n", kinds[i],
+			chunks[i]);
+	mx_two(f, "lacunad_rdma_replies_total", "counter",
+	       "RPC-over-RDMA replies sent inline or through a reply chunk", "via", "inline",
+	       st->rdma_inline_replies, "reply_chunk", st->rdma_reply_chunk_replies);
+	mx_one(f, "lacunad_rdma_errors_total", "counter", "RDMA_ERROR replies sent",
+	       st->rdma_errors);
+}
+
+static void gw_rdma_bytes(const struct gw_srv *s, unsigned long long *in, unsigned long long *out)
+{
+	*in = s->stats.rdma_bytes_in;
+	*out = s->stats.rdma_bytes_out;
+}
+
+const struct gw_xprt gw_xprt_rdma = {
 	.name = "rdma",
+	.after_fork = true, /* verbs resources do not survive a fork */
 	.start = gw_rdma_start,
+	.listening = gw_rdma_listening,
 	.run = gw_rdma_run,
+	.wake = gw_rdma_wake,
+	.stop = gw_rdma_stop,
+	.stats = gw_rdma_stats,
+	.metrics = gw_rdma_metrics,
+	.bytes = gw_rdma_bytes,
 };

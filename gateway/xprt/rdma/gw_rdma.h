@@ -94,8 +94,11 @@ struct gw_rreq {
 	struct rpcrdma_hdr hdr;
 };
 
+struct gw_rdma_loop;
+
 struct gw_rconn {
 	struct gw_conn_info info; /* constant; workers read it */
+	struct gw_rdma_loop *loop; /* the loop it belongs to */
 	enum gw_rconn_state st;
 	struct rdma_cm_id *id;
 	struct gw_rdev *dev;
@@ -122,9 +125,19 @@ struct gw_rconn {
 	struct gw_rconn *prev, *next;
 };
 
-/* The loop's state (gw_rdma.c). */
+/* Work requests of one chain being built (gw_rdma_conn.c), one at a time. */
+struct gw_rdma_chain {
+	struct ibv_send_wr wr[GW_RDMA_WR_MAX + 1];
+	struct ibv_sge sge[(GW_RDMA_WR_MAX + 1) * GW_RDMA_SGE_MAX];
+	unsigned int nwr, nsge;
+	unsigned int max_sge;
+	uint64_t bytes;
+};
+
+/* The loop's state (gw_rdma.c): one per server, made by start() (gw_xprt_rdma). */
 struct gw_rdma_loop {
 	struct gw_srv *srv;
+	_Atomic int wake_fd; /* efd while the loop may be woken, else -1 */
 	struct rdma_event_channel *ech;
 	struct rdma_cm_id *listen;
 	int epfd, efd;
@@ -134,10 +147,10 @@ struct gw_rdma_loop {
 	unsigned int nconns;
 	uint64_t next_id;
 	uint32_t rec_max;			 /* bound on a call and on a reply (max_record) */
+	time_t refused_logged;			 /* a connection refused was logged */
 	struct gw_work_batch batch; /* calls for the workers */
+	struct gw_rdma_chain chain;
 };
-
-extern struct gw_rdma_loop gw_rdma;
 
 /* gw_rdma_conn.c: one connection's data path */
 /* Make the CQ, QP and buffers of a connection request, post receives; 0 or -errno (logged). */

@@ -68,15 +68,6 @@ enum gw_wr_kind {
 #define WR_KIND(id) ((unsigned int)((id) >> 32))
 #define WR_IDX(id) ((uint32_t)(id))
 
-/* Work requests of one chain being built (the loop's, one at a time). */
-static struct {
-	struct ibv_send_wr wr[GW_RDMA_WR_MAX + 1];
-	struct ibv_sge sge[(GW_RDMA_WR_MAX + 1) * GW_RDMA_SGE_MAX];
-	unsigned int nwr, nsge;
-	unsigned int max_sge;
-	uint64_t bytes;
-} b;
-
 /* ------------------------------------------------------------ slots */
 
 static struct gw_rreq *gw_rreq_get(struct gw_rconn *c)
@@ -128,47 +119,50 @@ static int gw_rconn_post_recv(struct gw_rconn *c, unsigned int i)
 
 static void gw_chain_reset(struct gw_rconn *c)
 {
-	b.nwr = 0;
-	b.nsge = 0;
-	b.bytes = 0;
-	b.max_sge = c->dev->attr.max_sge < GW_RDMA_SGE_MAX ? (unsigned int)c->dev->attr.max_sge
-							   : GW_RDMA_SGE_MAX;
-	if (!b.max_sge)
-		b.max_sge = 1;
+	struct gw_rdma_loop *t = c->loop;
+	t->chain.nwr = 0;
+	t->chain.nsge = 0;
+	t->chain.bytes = 0;
+	t->chain.max_sge = c->dev->attr.max_sge < GW_RDMA_SGE_MAX
+				   ? (unsigned int)c->dev->attr.max_sge
+				   : GW_RDMA_SGE_MAX;
+	if (!t->chain.max_sge)
+		t->chain.max_sge = 1;
 }
 
-static struct ibv_send_wr *gw_chain_wr(enum ibv_wr_opcode op, uint64_t id)
+static struct ibv_send_wr *gw_chain_wr(struct gw_rdma_loop *t, enum ibv_wr_opcode op, uint64_t id)
 {
 	struct ibv_send_wr *wr;
 
-	if (b.nwr >= GW_RDMA_WR_MAX + 1)
+	if (t->chain.nwr >= GW_RDMA_WR_MAX + 1)
 		return NULL;
-	wr = &b.wr[b.nwr++];
+	wr = &t->chain.wr[t->chain.nwr++];
 	memset(wr, 0, sizeof(*wr));
 	wr->opcode = op;
 	wr->wr_id = id;
-	wr->sg_list = &b.sge[b.nsge];
+	wr->sg_list = &t->chain.sge[t->chain.nsge];
 	return wr;
 }
 
 /* Post the chain; its last WR is the signaled one. */
 static int gw_chain_post(struct gw_rconn *c, struct gw_rreq *r)
 {
+	struct gw_rdma_loop *t = c->loop;
 	struct ibv_send_wr *bad;
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i + 1 < b.nwr; i++)
-		b.wr[i].next = &b.wr[i + 1];
-	b.wr[b.nwr - 1].next = NULL;
-	b.wr[b.nwr - 1].send_flags |= IBV_SEND_SIGNALED;
-	ret = ibv_post_send(c->qp, &b.wr[0], &bad);
+	for (i = 0; i + 1 < t->chain.nwr; i++)
+		t->chain.wr[i].next = &t->chain.wr[i + 1];
+	t->chain.wr[t->chain.nwr - 1].next = NULL;
+	t->chain.wr[t->chain.nwr - 1].send_flags |= IBV_SEND_SIGNALED;
+	ret = ibv_post_send(c->qp, &t->chain.wr[0], &bad);
 	if (ret) {
 		log_info("rdma: connection %llu: ibv_post_send: %s", GW_RCONN_NO(c), strerror(ret));
 		return -ret;
 	}
-	r->sq_used = b.nwr;
-	c->sq_free -= b.nwr;
+	r->sq_used = t->chain.nwr;
+	c->sq_free -= t->chain.nwr;
 	return 0;
 }
 
@@ -194,6 +188,7 @@ static int gw_rdma_lkey(const struct gw_rconn *c, const uint8_t *p, size_t len, 
 static int gw_chain_write(struct gw_rconn *c, const struct xdr_out *out, size_t off, size_t len,
 			  const struct rpcrdma_seg *segs, unsigned int nsegs, uint64_t *roff)
 {
+	struct gw_rdma_loop *t = c->loop;
 	struct ibv_send_wr *wr = NULL;
 	unsigned int si = 0, r = 0;
 	uint64_t rpos = *roff;
@@ -231,18 +226,18 @@ static int gw_chain_write(struct gw_rconn *c, const struct xdr_out *out, size_t 
 		if (ret)
 			return ret;
 		if (!wr) {
-			if (b.nwr >= GW_RDMA_WR_MAX)
+			if (t->chain.nwr >= GW_RDMA_WR_MAX)
 				return -E2BIG;
-			wr = gw_chain_wr(IBV_WR_RDMA_WRITE, WR_ID(WR_PART, 0));
+			wr = gw_chain_wr(t, IBV_WR_RDMA_WRITE, WR_ID(WR_PART, 0));
 			wr->wr.rdma.remote_addr = segs[r].offset + rpos;
 			wr->wr.rdma.rkey = segs[r].handle;
 		}
-		b.sge[b.nsge].addr = (uintptr_t)p;
-		b.sge[b.nsge].length = (uint32_t)take;
-		b.sge[b.nsge].lkey = lkey;
-		b.nsge++;
+		t->chain.sge[t->chain.nsge].addr = (uintptr_t)p;
+		t->chain.sge[t->chain.nsge].length = (uint32_t)take;
+		t->chain.sge[t->chain.nsge].lkey = lkey;
+		t->chain.nsge++;
 		wr->num_sge++;
-		b.bytes += take;
+		t->chain.bytes += take;
 		len -= take;
 		*roff += take;
 		so += take;
@@ -255,7 +250,7 @@ static int gw_chain_write(struct gw_rconn *c, const struct xdr_out *out, size_t 
 			r++;
 			rpos = 0;
 			wr = NULL;
-		} else if ((unsigned int)wr->num_sge == b.max_sge) {
+		} else if ((unsigned int)wr->num_sge == t->chain.max_sge) {
 			wr = NULL;
 		}
 	}
@@ -271,26 +266,28 @@ static uint8_t *gw_rreq_sbuf(const struct gw_rreq *r)
 
 static int gw_rreq_post_send(struct gw_rreq *r, size_t len)
 {
+	struct gw_rdma_loop *t = r->c->loop;
 	struct gw_rconn *c = r->c;
 	struct ibv_send_wr *wr;
 
-	wr = gw_chain_wr(IBV_WR_SEND, WR_ID(WR_SEND, r->slot));
+	wr = gw_chain_wr(t, IBV_WR_SEND, WR_ID(WR_SEND, r->slot));
 	if (!wr)
 		return -E2BIG;
-	b.sge[b.nsge].addr = (uintptr_t)gw_rreq_sbuf(r);
-	b.sge[b.nsge].length = (uint32_t)len;
-	b.sge[b.nsge].lkey = c->smr->lkey;
-	b.nsge++;
+	t->chain.sge[t->chain.nsge].addr = (uintptr_t)gw_rreq_sbuf(r);
+	t->chain.sge[t->chain.nsge].length = (uint32_t)len;
+	t->chain.sge[t->chain.nsge].lkey = c->smr->lkey;
+	t->chain.nsge++;
 	wr->num_sge = 1;
-	if (b.nwr > c->sq_free)
+	if (t->chain.nwr > c->sq_free)
 		return -EAGAIN;
-	b.bytes += len;
+	t->chain.bytes += len;
 	return gw_chain_post(c, r);
 }
 
 /* RDMA_ERROR for @r's call: 0, -EAGAIN (no room yet), or -errno */
 static int gw_rreq_send_error(struct gw_rreq *r)
 {
+	struct gw_rdma_loop *t = r->c->loop;
 	struct gw_rconn *c = r->c;
 	int n, ret;
 
@@ -302,9 +299,9 @@ static int gw_rreq_send_error(struct gw_rreq *r)
 	if (ret)
 		return ret;
 	r->st = RQ_SENDING;
-	gw_stat_add(&gw_rdma.srv->stats.bytes_out, n);
-	gw_stat_add(&gw_rdma.srv->stats.rdma_bytes_out, n);
-	gw_stat_add(&gw_rdma.srv->stats.rdma_errors, 1);
+	gw_stat_add(&t->srv->stats.bytes_out, n);
+	gw_stat_add(&t->srv->stats.rdma_bytes_out, n);
+	gw_stat_add(&t->srv->stats.rdma_errors, 1);
 	return 0;
 }
 
@@ -326,6 +323,7 @@ static void gw_ddp_gap(const struct xdr_out *out, unsigned int nd, unsigned int 
  */
 static int gw_rreq_send_reply(struct gw_rreq *r)
 {
+	struct gw_rdma_loop *t = r->c->loop;
 	struct gw_rconn *c = r->c;
 	const struct rpcrdma_hdr *h = &r->hdr;
 	struct xdr_out *out = &r->w.req.reply;
@@ -392,15 +390,15 @@ static int gw_rreq_send_reply(struct gw_rreq *r)
 	if (ret)
 		return ret;
 	r->st = RQ_SENDING;
-	gw_stat_add(&gw_rdma.srv->stats.bytes_out, (long long)b.bytes);
-	gw_stat_add(&gw_rdma.srv->stats.rdma_bytes_out, (long long)b.bytes);
+	gw_stat_add(&t->srv->stats.bytes_out, (long long)t->chain.bytes);
+	gw_stat_add(&t->srv->stats.rdma_bytes_out, (long long)t->chain.bytes);
 	for (i = 0; i < nd; i++)
-		gw_stat_add(&gw_rdma.srv->stats.rdma_write_bytes, (long long)written[i]);
+		gw_stat_add(&t->srv->stats.rdma_write_bytes, (long long)written[i]);
 	if (rwritten) {
-		gw_stat_add(&gw_rdma.srv->stats.rdma_reply_bytes, (long long)rwritten);
-		gw_stat_add(&gw_rdma.srv->stats.rdma_reply_chunk_replies, 1);
+		gw_stat_add(&t->srv->stats.rdma_reply_bytes, (long long)rwritten);
+		gw_stat_add(&t->srv->stats.rdma_reply_chunk_replies, 1);
 	} else {
-		gw_stat_add(&gw_rdma.srv->stats.rdma_inline_replies, 1);
+		gw_stat_add(&t->srv->stats.rdma_inline_replies, 1);
 	}
 	return 0;
 }
@@ -410,6 +408,7 @@ static int gw_rreq_send_reply(struct gw_rreq *r)
 /* One RDMA Read per read segment, into r->rec at the planned places. */
 static int gw_rreq_post_reads(struct gw_rreq *r)
 {
+	struct gw_rdma_loop *t = r->c->loop;
 	struct gw_rconn *c = r->c;
 	const struct rpcrdma_hdr *h = &r->hdr;
 	struct ibv_send_wr *wr;
@@ -427,25 +426,25 @@ static int gw_rreq_post_reads(struct gw_rreq *r)
 			ret = gw_rdma_lkey(c, dst, s->length, &lkey);
 			if (ret)
 				return ret;
-			wr = gw_chain_wr(IBV_WR_RDMA_READ, WR_ID(WR_PART, 0));
-			if (!wr || b.nwr > GW_RDMA_WR_MAX)
+			wr = gw_chain_wr(t, IBV_WR_RDMA_READ, WR_ID(WR_PART, 0));
+			if (!wr || t->chain.nwr > GW_RDMA_WR_MAX)
 				return -E2BIG;
-			b.sge[b.nsge].addr = (uintptr_t)dst;
-			b.sge[b.nsge].length = s->length;
-			b.sge[b.nsge].lkey = lkey;
-			b.nsge++;
+			t->chain.sge[t->chain.nsge].addr = (uintptr_t)dst;
+			t->chain.sge[t->chain.nsge].length = s->length;
+			t->chain.sge[t->chain.nsge].lkey = lkey;
+			t->chain.nsge++;
 			wr->num_sge = 1;
 			wr->wr.rdma.remote_addr = s->offset;
 			wr->wr.rdma.rkey = s->handle;
 			dst += s->length;
-			b.bytes += s->length;
+			t->chain.bytes += s->length;
 		}
 	}
-	if (!b.nwr)
+	if (!t->chain.nwr)
 		return -EINVAL;
-	r->pulled = b.bytes;
-	b.wr[b.nwr - 1].wr_id = WR_ID(WR_READ, r->slot);
-	if (b.nwr > c->sq_free)
+	r->pulled = t->chain.bytes;
+	t->chain.wr[t->chain.nwr - 1].wr_id = WR_ID(WR_READ, r->slot);
+	if (t->chain.nwr > c->sq_free)
 		return -EAGAIN;
 	ret = gw_chain_post(c, r);
 	if (ret)
@@ -545,12 +544,13 @@ static void gw_rconn_kick(struct gw_rconn *c)
 
 static void gw_rreq_dispatch(struct gw_rreq *r, size_t len)
 {
+	struct gw_rdma_loop *t = r->c->loop;
 	struct gw_rconn *c = r->c;
 
 	r->st = RQ_WORKER;
-	gw_work_init(&r->w, &c->info, r->rec, len, false, gw_rdma.rec_max);
+	gw_work_init(&r->w, &c->info, r->rec, len, false, t->rec_max);
 	c->at_worker++;
-	gw_work_batch_add(&gw_rdma.batch, &r->w);
+	gw_work_batch_add(&t->batch, &r->w);
 }
 
 static void gw_rreq_fail(struct gw_rreq *r, uint32_t err)
@@ -618,6 +618,7 @@ static int gw_rreq_buffer(struct gw_rreq *r, struct chunk_pool *pool)
 
 static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 {
+	struct gw_rdma_loop *t = c->loop;
 	struct chunk_pool *pool;
 	unsigned int i = WR_IDX(wc->wr_id);
 	const uint8_t *buf = c->rbuf + (size_t)i * c->recv_size;
@@ -637,8 +638,8 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 		gw_rconn_close(c, true, "receive failed");
 		return;
 	}
-	gw_stat_add(&gw_rdma.srv->stats.bytes_in, wc->byte_len);
-	gw_stat_add(&gw_rdma.srv->stats.rdma_bytes_in, wc->byte_len);
+	gw_stat_add(&t->srv->stats.bytes_in, wc->byte_len);
+	gw_stat_add(&t->srv->stats.rdma_bytes_in, wc->byte_len);
 	r = gw_rreq_get(c);
 	if (!r) {
 		gw_rconn_close(c, true, "more calls than credits");
@@ -681,9 +682,9 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 			gw_rreq_fail(r, ERR_CHUNK);
 			return;
 		}
-		pool = gw_rdma.srv->small ? gw_rdma.srv->small : gw_rdma.srv->pool;
+		pool = t->srv->small ? t->srv->small : t->srv->pool;
 		if (blen > chunk_pool_chunk_size(pool))
-			pool = gw_rdma.srv->pool;
+			pool = t->srv->pool;
 		if (gw_rreq_buffer(r, pool))
 			goto out_put;
 		memcpy(r->rec, body, blen);
@@ -701,11 +702,11 @@ static void gw_rconn_on_recv(struct gw_rconn *c, const struct ibv_wc *wc)
 		gw_rreq_fail(r, ERR_CHUNK);
 		return;
 	}
-	if (gw_rreq_buffer(r, gw_rdma.srv->pool))
+	if (gw_rreq_buffer(r, t->srv->pool))
 		goto out_put;
 	room = chunk_pool_chunk_size(r->rec_pool);
-	if (room > gw_rdma.rec_max)
-		room = gw_rdma.rec_max;
+	if (room > t->rec_max)
+		room = t->rec_max;
 	len = gw_rreq_plan(r, body, blen, room);
 	if (gw_rconn_post_recv(c, i))
 		goto out_put;
@@ -731,6 +732,7 @@ out_close:
 
 static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct ibv_wc *wc)
 {
+	struct gw_rdma_loop *t = c->loop;
 	c->sq_free += r->sq_used;
 	if (r->st == RQ_READING) {
 		/* the last RDMA Read of a call */
@@ -744,9 +746,9 @@ static void gw_rconn_on_send(struct gw_rconn *c, struct gw_rreq *r, const struct
 			return;
 		}
 		r->sq_used = 0;
-		gw_stat_add(&gw_rdma.srv->stats.bytes_in, (long long)r->pulled);
-		gw_stat_add(&gw_rdma.srv->stats.rdma_bytes_in, (long long)r->pulled);
-		gw_stat_add(&gw_rdma.srv->stats.rdma_read_bytes, (long long)r->pulled);
+		gw_stat_add(&t->srv->stats.bytes_in, (long long)r->pulled);
+		gw_stat_add(&t->srv->stats.rdma_bytes_in, (long long)r->pulled);
+		gw_stat_add(&t->srv->stats.rdma_read_bytes, (long long)r->pulled);
 		gw_rreq_dispatch(r, r->w.req.len);
 		gw_rconn_kick(c);
 		return;
@@ -827,6 +829,7 @@ void gw_rconn_worker_done(struct gw_rreq *r)
 
 void gw_rconn_close(struct gw_rconn *c, bool dropped, const char *why)
 {
+	struct gw_rdma_loop *t = c->loop;
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct gw_rreq *r;
 
@@ -834,7 +837,7 @@ void gw_rconn_close(struct gw_rconn *c, bool dropped, const char *why)
 		return;
 	log_debug("rdma: connection %llu closing: %s", GW_RCONN_NO(c), why);
 	if (dropped)
-		gw_stat_add(&gw_rdma.srv->stats.conns_dropped, 1);
+		gw_stat_add(&t->srv->stats.conns_dropped, 1);
 	if (c->st == RC_CONNECTED)
 		rdma_disconnect(c->id);
 	c->st = RC_CLOSING;

@@ -70,7 +70,7 @@
  * free), retries the pool waiters, and queues the new records to the
  * workers in one batch.
  *
- * Stopping. When gw.stopping is set the loop stops accepting, closes
+ * Stopping. When the server's stopping is set the loop stops accepting, closes
  * connections with no request out, stops receiving on the others (what
  * still arrives is dropped) and closes each once its replies are sent.
  * After stop_timeout it closes what is left, waits for the workers
@@ -86,9 +86,9 @@
  * to the workers in that connection's flow (gw_worker.h), and workers
  * serve the connections with work in turn.
  *
- * Threads: everything runs on the loop thread except gw_tcp_notify()
- * and gw_tcp_wake(), which only write to the eventfd; teardown waits for
- * a gw_tcp_wake() in progress before closing it.
+ * Threads: everything runs on the loop thread except gw_tcp_wake() (the
+ * workers' notify callback too), which only writes to the eventfd; stop()
+ * waits for a gw_tcp_wake() in progress before closing it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -113,126 +113,119 @@
 #define GW_TCP_CQ_ENTRIES 16384
 #define GW_TCP_CQE_BATCH 256
 
-struct gw_tcp gw_tcp = { .lfd = -1 };
-
-/* The eventfd that wakes the loop, and the gw_tcp_wake() calls using it right now. */
-static atomic_int gw_tcp_wake_fd = -1;
-static atomic_int gw_tcp_wakers;
-
-struct io_uring_sqe *gw_tcp_sqe(void)
+struct io_uring_sqe *gw_tcp_sqe(struct gw_tcp *t)
 {
 	struct io_uring_sqe *sqe;
 	int ret;
 
-	while (!(sqe = io_uring_get_sqe(&gw_tcp.ring))) {
-		ret = io_uring_submit(&gw_tcp.ring);
+	while (!(sqe = io_uring_get_sqe(&t->ring))) {
+		ret = io_uring_submit(&t->ring);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 			log_err("tcp: io_uring_submit: %s", strerror(-ret));
 	}
 	return sqe;
 }
 
-static void gw_tcp_arm_accept(void)
+static void gw_tcp_arm_accept(struct gw_tcp *t)
 {
-	struct io_uring_sqe *sqe = gw_tcp_sqe();
+	struct io_uring_sqe *sqe = gw_tcp_sqe(t);
 
-	io_uring_prep_multishot_accept(sqe, gw_tcp.lfd, NULL, NULL, SOCK_CLOEXEC);
+	io_uring_prep_multishot_accept(sqe, t->lfd, NULL, NULL, SOCK_CLOEXEC);
 	io_uring_sqe_set_data64(sqe, GW_TCP_UD_ACCEPT);
-	gw_tcp.accept_armed = true;
+	t->accept_armed = true;
 }
 
-static void gw_tcp_arm_wake(void)
+static void gw_tcp_arm_wake(struct gw_tcp *t)
 {
-	struct io_uring_sqe *sqe = gw_tcp_sqe();
+	struct io_uring_sqe *sqe = gw_tcp_sqe(t);
 
-	io_uring_prep_read(sqe, atomic_load(&gw_tcp_wake_fd), &gw_tcp.wake_val,
-			   sizeof(gw_tcp.wake_val), 0);
+	io_uring_prep_read(sqe, atomic_load(&t->wake_fd), &t->wake_val, sizeof(t->wake_val), 0);
 	io_uring_sqe_set_data64(sqe, GW_TCP_UD_WAKE);
 }
 
-static void gw_tcp_arm_tick(void)
+static void gw_tcp_arm_tick(struct gw_tcp *t)
 {
-	struct io_uring_sqe *sqe = gw_tcp_sqe();
+	struct io_uring_sqe *sqe = gw_tcp_sqe(t);
 
-	gw_tcp.tick.tv_sec = 1;
-	gw_tcp.tick.tv_nsec = 0;
-	io_uring_prep_timeout(sqe, &gw_tcp.tick, 0, 0);
+	t->tick.tv_sec = 1;
+	t->tick.tv_nsec = 0;
+	io_uring_prep_timeout(sqe, &t->tick, 0, 0);
 	io_uring_sqe_set_data64(sqe, GW_TCP_UD_TICK);
 }
 
-static void gw_tcp_on_accept(const struct io_uring_cqe *cqe)
+static void gw_tcp_on_accept(struct gw_tcp *t, const struct io_uring_cqe *cqe)
 {
 	if (!(cqe->flags & IORING_CQE_F_MORE))
-		gw_tcp.accept_armed = false;
+		t->accept_armed = false;
 	if (cqe->res >= 0) {
-		gw_conn_new(cqe->res);
+		gw_conn_new(t, cqe->res);
 	} else if (cqe->res != -ECANCELED && cqe->res != -ECONNABORTED) {
 		/* out of fds or memory: try again on the next tick, not at once */
 		log_warn("tcp: accept: %s", strerror(-cqe->res));
-		gw_tcp.accept_retry = true;
+		t->accept_retry = true;
 	}
-	if (!gw_tcp.accept_armed && !gw_tcp.accept_retry && !gw_tcp.stopping)
-		gw_tcp_arm_accept();
+	if (!t->accept_armed && !t->accept_retry && !t->stopping)
+		gw_tcp_arm_accept(t);
 }
 
-static void gw_tcp_begin_stop(void)
+static void gw_tcp_begin_stop(struct gw_tcp *t)
 {
 	struct io_uring_sqe *sqe;
 	struct gw_list *l;
 	unsigned int nreq = 0;
 
-	gw_tcp.stopping = true;
-	clock_gettime(CLOCK_MONOTONIC, &gw_tcp.deadline);
-	gw_tcp_limits_load();
-	gw_tcp.deadline.tv_sec += gw_tcp.lim.stop_timeout;
-	if (gw_tcp.accept_armed) {
-		sqe = gw_tcp_sqe();
+	t->stopping = true;
+	clock_gettime(CLOCK_MONOTONIC, &t->deadline);
+	gw_tcp_limits_load(t);
+	t->deadline.tv_sec += t->lim.stop_timeout;
+	if (t->accept_armed) {
+		sqe = gw_tcp_sqe(t);
 		io_uring_prep_cancel64(sqe, GW_TCP_UD_ACCEPT, 0);
 		io_uring_sqe_set_data64(sqe, GW_TCP_UD_CANCEL);
 	}
-	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = l->next) {
+	for (l = t->all.next; l != &t->all; l = l->next) {
 		nreq += gw_conn_of(l, all)->nreq;
 		gw_conn_kick(gw_conn_of(l, all));
 	}
-	log_info("tcp: stopping: %u connections, %u requests in progress", gw_tcp.nconns, nreq);
+	log_info("tcp: stopping: %u connections, %u requests in progress", t->nconns, nreq);
 }
 
-static void gw_tcp_check_deadline(void)
+static void gw_tcp_check_deadline(struct gw_tcp *t)
 {
 	struct gw_list *l, *next;
 	struct timespec now;
 
-	if (!gw_tcp.stopping || gw_tcp.forced)
+	if (!t->stopping || t->forced)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec < gw_tcp.deadline.tv_sec ||
-	    (now.tv_sec == gw_tcp.deadline.tv_sec && now.tv_nsec < gw_tcp.deadline.tv_nsec))
+	if (now.tv_sec < t->deadline.tv_sec ||
+	    (now.tv_sec == t->deadline.tv_sec && now.tv_nsec < t->deadline.tv_nsec))
 		return;
-	gw_tcp.forced = true;
+	t->forced = true;
 	log_warn("tcp: %u connections still busy after stop_timeout (%u s): closing them",
-		 gw_tcp.nconns, gw_tcp.lim.stop_timeout);
-	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = next) {
+		 t->nconns, t->lim.stop_timeout);
+	for (l = t->all.next; l != &t->all; l = next) {
 		next = l->next;
 		gw_conn_close(gw_conn_of(l, all), false, "server stopping");
 	}
 }
 
-static void gw_tcp_on_tick(void)
+static void gw_tcp_on_tick(struct gw_tcp *t)
 {
-	nfs4_state_reap(gw_tcp.srv);
+	nfs4_state_reap(t->srv);
 	gw_obj_sweep();
-	gw_tcp_limits_tick();
-	if (gw_tcp.accept_retry && !gw_tcp.stopping) {
-		gw_tcp.accept_retry = false;
-		if (!gw_tcp.accept_armed)
-			gw_tcp_arm_accept();
+	gw_tcp_limits_tick(t);
+	if (t->accept_retry && !t->stopping) {
+		t->accept_retry = false;
+		if (!t->accept_armed)
+			gw_tcp_arm_accept(t);
 	}
-	gw_conn_resume_pool_waiters(true);
-	gw_tcp_check_deadline();
-	gw_tcp_arm_tick();
+	gw_conn_resume_pool_waiters(t, true);
+	gw_tcp_check_deadline(t);
+	gw_tcp_arm_tick(t);
 }
 
-static void gw_tcp_cqe(const struct io_uring_cqe *cqe)
+static void gw_tcp_cqe(struct gw_tcp *t, const struct io_uring_cqe *cqe)
 {
 	uint64_t ud = io_uring_cqe_get_data64(cqe);
 
@@ -243,14 +236,14 @@ static void gw_tcp_cqe(const struct io_uring_cqe *cqe)
 	}
 	switch (ud) {
 	case GW_TCP_UD_ACCEPT:
-		gw_tcp_on_accept(cqe);
+		gw_tcp_on_accept(t, cqe);
 		break;
 	case GW_TCP_UD_WAKE:
-		gw_tcp_take_replies();
-		gw_tcp_arm_wake();
+		gw_tcp_take_replies(t);
+		gw_tcp_arm_wake(t);
 		break;
 	case GW_TCP_UD_TICK:
-		gw_tcp_on_tick();
+		gw_tcp_on_tick(t);
 		break;
 	default: /* GW_TCP_UD_CANCEL */
 		break;
@@ -258,39 +251,36 @@ static void gw_tcp_cqe(const struct io_uring_cqe *cqe)
 }
 
 /* After a batch of completions: the deferred work (see the top of the file). */
-static void gw_tcp_flush(void)
+static void gw_tcp_flush(struct gw_tcp *t)
 {
-	gw_tcp_take_replies();
-	if (gw_tcp.br_added) {
-		io_uring_buf_ring_advance(gw_tcp.br, (int)gw_tcp.br_added);
-		gw_tcp.br_added = 0;
+	gw_tcp_take_replies(t);
+	if (t->br_added) {
+		io_uring_buf_ring_advance(t->br, (int)t->br_added);
+		t->br_added = 0;
 	}
-	gw_conn_settle_kicked();
-	gw_workers_push(gw_tcp.workers, &gw_tcp.batch);
+	gw_conn_settle_kicked(t);
+	gw_workers_push(t->workers, &t->batch);
 }
 
-static void gw_tcp_notify(void *arg)
+/* gw_workers_notify_fn, and wake() */
+static void gw_tcp_wake(void *x)
 {
-	(void)arg;
-	gw_tcp_wake();
-}
-
-void gw_tcp_wake(void)
-{
+	struct gw_tcp *t = x;
 	uint64_t one = 1;
 	int fd;
 
-	atomic_fetch_add(&gw_tcp_wakers, 1);
-	fd = atomic_load(&gw_tcp_wake_fd);
+	atomic_fetch_add(&t->wakers, 1);
+	fd = atomic_load(&t->wake_fd);
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
 		/* the counter is already non-zero: the loop wakes anyway */
 	}
-	atomic_fetch_sub(&gw_tcp_wakers, 1);
+	atomic_fetch_sub(&t->wakers, 1);
 }
 
-static int gw_tcp_start(struct gw_srv *s)
+static int gw_tcp_start(struct gw_srv *s, void **out)
 {
 	struct sockaddr_storage addr;
+	struct gw_tcp *t;
 	struct gw_snap *sn;
 	socklen_t len;
 	int fd, efd, one = 1, ret;
@@ -330,10 +320,19 @@ static int gw_tcp_start(struct gw_srv *s)
 		log_err("tcp: eventfd: %s", strerror(-ret));
 		goto out_close;
 	}
-	gw_tcp.srv = s;
-	gw_tcp.lfd = fd;
-	atomic_store(&gw_tcp_wake_fd, efd);
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		ret = -ENOMEM;
+		log_err("tcp: out of memory");
+		close(efd);
+		goto out_close;
+	}
+	t->srv = s;
+	t->lfd = fd;
+	atomic_init(&t->wake_fd, efd);
+	atomic_init(&t->wakers, 0);
 	log_info("tcp: listening on %s", a);
+	*out = t;
 	return 0;
 
 out_close:
@@ -341,7 +340,7 @@ out_close:
 	return ret;
 }
 
-static int gw_tcp_setup_ring(void)
+static int gw_tcp_setup_ring(struct gw_tcp *t)
 {
 	struct io_uring_params p;
 	struct io_uring_buf_reg reg;
@@ -352,138 +351,205 @@ static int gw_tcp_setup_ring(void)
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
 	p.cq_entries = GW_TCP_CQ_ENTRIES;
-	ret = io_uring_queue_init_params(GW_TCP_SQ_ENTRIES, &gw_tcp.ring, &p);
+	ret = io_uring_queue_init_params(GW_TCP_SQ_ENTRIES, &t->ring, &p);
 	if (ret == -EINVAL) {
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_CQSIZE;
 		p.cq_entries = GW_TCP_CQ_ENTRIES;
-		ret = io_uring_queue_init_params(GW_TCP_SQ_ENTRIES, &gw_tcp.ring, &p);
+		ret = io_uring_queue_init_params(GW_TCP_SQ_ENTRIES, &t->ring, &p);
 	}
 	if (ret) {
 		log_err("tcp: io_uring_queue_init_params: %s", strerror(-ret));
 		return ret;
 	}
-	gw_tcp.ring_ok = true;
-	gw_tcp.br = mmap(NULL, br_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	gw_tcp.bufs = mmap(NULL, (size_t)GW_TCP_BUF_COUNT * GW_TCP_BUF_SIZE, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (gw_tcp.br == MAP_FAILED || gw_tcp.bufs == MAP_FAILED) {
+	t->ring_ok = true;
+	t->br = mmap(NULL, br_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	t->bufs = mmap(NULL, (size_t)GW_TCP_BUF_COUNT * GW_TCP_BUF_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->br == MAP_FAILED || t->bufs == MAP_FAILED) {
 		ret = -errno;
 		log_err("tcp: mmap: %s", strerror(-ret));
 		return ret;
 	}
 	memset(&reg, 0, sizeof(reg));
-	reg.ring_addr = (uintptr_t)gw_tcp.br;
+	reg.ring_addr = (uintptr_t)t->br;
 	reg.ring_entries = GW_TCP_BUF_COUNT;
 	reg.bgid = GW_TCP_BGID;
-	ret = io_uring_register_buf_ring(&gw_tcp.ring, &reg, 0);
+	ret = io_uring_register_buf_ring(&t->ring, &reg, 0);
 	if (ret) {
 		log_err("tcp: io_uring_register_buf_ring: %s (Linux 5.19 or later is needed)",
 			strerror(-ret));
 		return ret;
 	}
-	io_uring_buf_ring_init(gw_tcp.br);
+	io_uring_buf_ring_init(t->br);
 	for (i = 0; i < GW_TCP_BUF_COUNT; i++)
-		gw_tcp_buf_return(i);
-	io_uring_buf_ring_advance(gw_tcp.br, (int)gw_tcp.br_added);
-	gw_tcp.br_added = 0;
+		gw_tcp_buf_return(t, i);
+	io_uring_buf_ring_advance(t->br, (int)t->br_added);
+	t->br_added = 0;
 	return 0;
 }
 
-static void gw_tcp_teardown(void)
+static void gw_tcp_teardown(struct gw_tcp *t)
 {
+	if (t->ring_ok)
+		io_uring_queue_exit(&t->ring);
+	t->ring_ok = false;
+	if (t->br && t->br != MAP_FAILED)
+		munmap(t->br, GW_TCP_BUF_COUNT * sizeof(struct io_uring_buf));
+	if (t->bufs && t->bufs != MAP_FAILED)
+		munmap(t->bufs, (size_t)GW_TCP_BUF_COUNT * GW_TCP_BUF_SIZE);
+	t->br = NULL;
+	t->bufs = NULL;
+	if (t->lfd >= 0)
+		close(t->lfd);
+	t->lfd = -1;
+}
+
+static void gw_tcp_stop(void *x)
+{
+	struct gw_tcp *t = x;
 	int efd;
 
-	if (gw_tcp.ring_ok)
-		io_uring_queue_exit(&gw_tcp.ring);
-	gw_tcp.ring_ok = false;
-	if (gw_tcp.br && gw_tcp.br != MAP_FAILED)
-		munmap(gw_tcp.br, GW_TCP_BUF_COUNT * sizeof(struct io_uring_buf));
-	if (gw_tcp.bufs && gw_tcp.bufs != MAP_FAILED)
-		munmap(gw_tcp.bufs, (size_t)GW_TCP_BUF_COUNT * GW_TCP_BUF_SIZE);
-	gw_tcp.br = NULL;
-	gw_tcp.bufs = NULL;
-	if (gw_tcp.lfd >= 0)
-		close(gw_tcp.lfd);
-	gw_tcp.lfd = -1;
-	efd = atomic_exchange(&gw_tcp_wake_fd, -1);
-	while (atomic_load(&gw_tcp_wakers))
+	if (t->lfd >= 0)
+		close(t->lfd);
+	efd = atomic_exchange(&t->wake_fd, -1);
+	while (atomic_load(&t->wakers))
 		sched_yield(); /* a gw_tcp_wake() is writing to it: one write(2) */
 	if (efd >= 0)
 		close(efd);
+	free(t);
 }
 
-static int gw_tcp_run(struct gw_srv *s)
+static int gw_tcp_run(void *x)
 {
+	struct gw_tcp *t = x;
+	struct gw_srv *s = t->srv;
 	struct io_uring_cqe *cqes[GW_TCP_CQE_BATCH];
 	struct chunk_pool_stats st;
 	unsigned int i, n, threads;
 	struct gw_snap *sn;
 	int ret;
 
-	if (gw_tcp.lfd < 0 || gw_tcp.srv != s)
+	if (t->lfd < 0)
 		return -EINVAL;
-	gw_list_init(&gw_tcp.all);
-	gw_list_init(&gw_tcp.kick);
-	gw_list_init(&gw_tcp.pwait);
-	gw_tcp.large = s->pool;
-	gw_tcp.small = s->small ? s->small : s->pool;
-	gw_tcp.large_size = chunk_pool_chunk_size(gw_tcp.large);
-	gw_tcp.small_size = chunk_pool_chunk_size(gw_tcp.small);
-	chunk_pool_get_stats(gw_tcp.large, &st);
-	gw_tcp.large_recs_max = st.cap - st.cap / GW_TCP_RECORDS_SHARE;
-	if (!gw_tcp.large_recs_max)
-		gw_tcp.large_recs_max = 1;
-	gw_tcp.spare_max = st.cap / GW_TCP_SPARE_SHARE;
-	if (!gw_tcp.spare_max)
-		gw_tcp.spare_max = 1;
-	gw_tcp_limits_load();
-	log_info("tcp: at most %u connections, %u per client address", gw_tcp.max_conns,
-		 gw_tcp.lim.max_conns_client);
-	ret = gw_tcp_setup_ring();
+	gw_list_init(&t->all);
+	gw_list_init(&t->kick);
+	gw_list_init(&t->pwait);
+	t->large = s->pool;
+	t->small = s->small ? s->small : s->pool;
+	t->large_size = chunk_pool_chunk_size(t->large);
+	t->small_size = chunk_pool_chunk_size(t->small);
+	chunk_pool_get_stats(t->large, &st);
+	t->large_recs_max = st.cap - st.cap / GW_TCP_RECORDS_SHARE;
+	if (!t->large_recs_max)
+		t->large_recs_max = 1;
+	t->spare_max = st.cap / GW_TCP_SPARE_SHARE;
+	if (!t->spare_max)
+		t->spare_max = 1;
+	gw_tcp_limits_load(t);
+	log_info("tcp: at most %u connections, %u per client address", t->max_conns,
+		 t->lim.max_conns_client);
+	ret = gw_tcp_setup_ring(t);
 	if (ret)
 		goto out_teardown;
 	sn = gw_snap_get(s);
 	threads = sn->cfg->threads;
 	gw_snap_put(sn);
-	ret = gw_workers_start(&gw_tcp.workers, s, threads, gw_tcp_notify, NULL);
+	ret = gw_workers_start(&t->workers, s, threads, gw_tcp_wake, t);
 	if (ret)
 		goto out_teardown;
 
-	gw_tcp_arm_accept();
-	gw_tcp_arm_wake();
-	gw_tcp_arm_tick();
+	gw_tcp_arm_accept(t);
+	gw_tcp_arm_wake(t);
+	gw_tcp_arm_tick(t);
 	for (;;) {
-		if (atomic_load(&s->stopping) && !gw_tcp.stopping)
-			gw_tcp_begin_stop();
-		gw_tcp_check_deadline();
-		gw_tcp_flush();
-		if (gw_tcp.stopping && !gw_tcp.nconns && !gw_tcp.accept_armed)
+		if (atomic_load(&s->stopping) && !t->stopping)
+			gw_tcp_begin_stop(t);
+		gw_tcp_check_deadline(t);
+		gw_tcp_flush(t);
+		if (t->stopping && !t->nconns && !t->accept_armed)
 			break;
-		ret = io_uring_submit_and_wait(&gw_tcp.ring, 1);
+		ret = io_uring_submit_and_wait(&t->ring, 1);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY && ret != -ETIME) {
 			log_err("tcp: io_uring_submit_and_wait: %s", strerror(-ret));
 			usleep(10000);
 		}
-		while ((n = io_uring_peek_batch_cqe(&gw_tcp.ring, cqes, GW_TCP_CQE_BATCH))) {
+		while ((n = io_uring_peek_batch_cqe(&t->ring, cqes, GW_TCP_CQE_BATCH))) {
 			for (i = 0; i < n; i++)
-				gw_tcp_cqe(cqes[i]);
-			io_uring_cq_advance(&gw_tcp.ring, n);
+				gw_tcp_cqe(t, cqes[i]);
+			io_uring_cq_advance(&t->ring, n);
 		}
 	}
 	ret = 0;
-	if (gw_tcp.large_recs)
-		log_err("tcp: %u record chunks not accounted for", gw_tcp.large_recs);
+	if (t->large_recs)
+		log_err("tcp: %u record chunks not accounted for", t->large_recs);
 	log_info("tcp: stopped");
-	gw_workers_stop(gw_tcp.workers);
-	gw_tcp.workers = NULL;
+	gw_workers_stop(t->workers);
+	t->workers = NULL;
 out_teardown:
-	gw_tcp_teardown();
+	gw_tcp_teardown(t);
 	return ret;
 }
 
-const struct gw_xprt_ops gw_tcp_ops = {
+static bool gw_tcp_listening(const void *x)
+{
+	const struct gw_tcp *t = x;
+
+	return t->lfd >= 0;
+}
+
+/* The limits TCP enforces: their counters in the stats file and lacunad_limit_hits_total */
+static const struct {
+	const char *name;
+	size_t off; /* in struct gw_stats */
+} gw_tcp_limit_stats[] = {
+	{ "conns_refused", offsetof(struct gw_stats, conns_refused) },
+	{ "conns_evicted", offsetof(struct gw_stats, conns_evicted) },
+	{ "conns_idle_closed", offsetof(struct gw_stats, conns_idle_closed) },
+	{ "conns_record_timeout", offsetof(struct gw_stats, conns_record_timeout) },
+	{ "conns_send_timeout", offsetof(struct gw_stats, conns_send_timeout) },
+	{ "conn_stalls", offsetof(struct gw_stats, conn_stalls) },
+	{ "client_stalls", offsetof(struct gw_stats, client_stalls) },
+};
+
+/* Each limit's counter, as a line "@pre<name>@post <count>" */
+static void gw_tcp_write_limits(const struct gw_srv *s, FILE *f, const char *pre, const char *post)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(gw_tcp_limit_stats) / sizeof(gw_tcp_limit_stats[0]); i++) {
+		const atomic_ullong *c = (const atomic_ullong *)((const char *)&s->stats +
+								 gw_tcp_limit_stats[i].off);
+
+		fprintf(f, "%s%s%s %llu\n", pre, gw_tcp_limit_stats[i].name, post,
+			atomic_load_explicit(c, memory_order_relaxed));
+	}
+}
+
+static void gw_tcp_stats(const struct gw_srv *s, FILE *f)
+{
+	gw_tcp_write_limits(s, f, "", "");
+}
+
+static void gw_tcp_limit_hits(const struct gw_srv *s, FILE *f)
+{
+	gw_tcp_write_limits(s, f, "lacunad_limit_hits_total{limit=\"", "\"}");
+}
+
+static void gw_tcp_bytes(const struct gw_srv *s, unsigned long long *in, unsigned long long *out)
+{
+	*in = s->stats.tcp_bytes_in;
+	*out = s->stats.tcp_bytes_out;
+}
+
+const struct gw_xprt gw_xprt_tcp = {
 	.name = "tcp",
 	.start = gw_tcp_start,
+	.listening = gw_tcp_listening,
 	.run = gw_tcp_run,
+	.wake = gw_tcp_wake,
+	.stop = gw_tcp_stop,
+	.stats = gw_tcp_stats,
+	.limit_hits = gw_tcp_limit_hits,
+	.bytes = gw_tcp_bytes,
 };

@@ -9,6 +9,7 @@
 #define LACUNA_GW_TCP_H
 
 #include <liburing.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,6 +97,7 @@ struct gw_tcp_req;
 
 struct gw_conn {
 	struct gw_conn_info info; /* constant; workers read it */
+	struct gw_tcp *tcp;	  /* the loop it belongs to */
 	int fd;
 	unsigned int ops;     /* io_uring operations naming this connection */
 	unsigned int nreq;    /* requests not finished */
@@ -104,7 +106,7 @@ struct gw_conn {
 	struct gw_addr *addr;
 	bool rec_counted;  /* the record in progress counts in addr->records */
 	bool used;	   /* a whole record has arrived on it */
-	bool spare;	   /* it holds one of gw_tcp.spare (gw_tcp_limits.c) */
+	bool spare;	   /* it holds one of struct gw_tcp's spare (gw_tcp_limits.c) */
 	bool wait_empty;   /* it counts in addr->waiting_empty */
 	time_t active;	   /* last bytes received or sent (CLOCK_MONOTONIC s) */
 	time_t rec_since;  /* when the record (or its mark) in progress began */
@@ -144,10 +146,12 @@ struct gw_tcp_req {
 	struct gw_tcp_req *snext;
 };
 
-/* The loop's state. */
+/* The loop's state: one per server, made by start() (gw_xprt_tcp). */
 struct gw_tcp {
 	struct gw_srv *srv;
 	int lfd;
+	/* the eventfd that wakes the loop, and the gw_tcp_wake() calls using it right now */
+	atomic_int wake_fd, wakers;
 	struct io_uring ring;
 	bool ring_ok;
 	struct io_uring_buf_ring *br;
@@ -175,14 +179,12 @@ struct gw_tcp {
 	struct gw_addr *addrs[GW_TCP_ADDR_BUCKETS];
 };
 
-extern struct gw_tcp gw_tcp;
-
 /* gw_tcp.c */
-struct io_uring_sqe *gw_tcp_sqe(void);
+struct io_uring_sqe *gw_tcp_sqe(struct gw_tcp *t);
 
 /* gw_tcp_limits.c */
 /* Read the limits of the configuration in use (at start and every tick). */
-void gw_tcp_limits_load(void);
+void gw_tcp_limits_load(struct gw_tcp *t);
 /* A new connection: charge it to its address; -EBUSY (refuse it) past the limits. */
 int gw_tcp_limits_admit(struct gw_conn *c);
 /* @c starts closing: it no longer counts against the limits. */
@@ -192,7 +194,7 @@ void gw_tcp_limits_release(struct gw_conn *c);
 /* Record progress on @c (bytes in or out). */
 void gw_tcp_touch(struct gw_conn *c);
 /* Close connections idle, or stuck receiving or sending, too long. */
-void gw_tcp_limits_tick(void);
+void gw_tcp_limits_tick(struct gw_tcp *t);
 /*
  * May @c start a record (@large: in a large chunk) within its address's
  * share? false: it must wait (GW_STALL_CLIENT); true may have taken a
@@ -212,17 +214,17 @@ static inline time_t gw_tcp_now(void)
 }
 
 /* gw_tcp_conn.c */
-void gw_conn_new(int fd);
+void gw_conn_new(struct gw_tcp *t, int fd);
 void gw_conn_kick(struct gw_conn *c);
 void gw_conn_close(struct gw_conn *c, bool dropped, const char *why);
 /* A completion of operation @op (GW_TCP_OP_*) on @c. */
 void gw_conn_cqe(struct gw_conn *c, unsigned int op, const struct io_uring_cqe *cqe);
 /* Settle every kicked connection, retry the pool waiters; see gw_tcp.c. */
-void gw_conn_settle_kicked(void);
+void gw_conn_settle_kicked(struct gw_tcp *t);
 /* Resume connections waiting for pool chunks: all, or until one stalls again. */
-void gw_conn_resume_pool_waiters(bool all);
+void gw_conn_resume_pool_waiters(struct gw_tcp *t, bool all);
 /* Requests back from the workers: queue their replies. */
-void gw_tcp_take_replies(void);
-void gw_tcp_buf_return(unsigned int bid);
+void gw_tcp_take_replies(struct gw_tcp *t);
+void gw_tcp_buf_return(struct gw_tcp *t, unsigned int bid);
 
 #endif

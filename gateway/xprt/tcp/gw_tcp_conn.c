@@ -30,27 +30,29 @@ static void gw_conn_sqe(struct gw_conn *c, struct io_uring_sqe *sqe, unsigned in
 
 void gw_conn_kick(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	if (!c->kicked) {
 		c->kicked = true;
-		gw_list_add_tail(&gw_tcp.kick, &c->kick);
+		gw_list_add_tail(&t->kick, &c->kick);
 	}
 }
 
 /* A record's chunk goes back to its pool. */
-static void gw_tcp_rec_put(struct chunk_pool *pool, void *rec)
+static void gw_tcp_rec_put(struct gw_tcp *t, struct chunk_pool *pool, void *rec)
 {
-	if (pool == gw_tcp.large)
-		gw_tcp.large_recs--;
+	if (pool == t->large)
+		t->large_recs--;
 	chunk_put(pool, rec);
-	gw_tcp.freed = true;
+	t->freed = true;
 }
 
 static void gw_tcp_req_finish(struct gw_tcp_req *r)
 {
+	struct gw_tcp *t = r->conn->tcp;
 	struct gw_conn *c = r->conn;
 
 	xdr_out_release(&r->w.req.reply);
-	gw_tcp_rec_put(r->pool, r->rec);
+	gw_tcp_rec_put(t, r->pool, r->rec);
 	free(r);
 	c->nreq--;
 	c->addr->reqs--;
@@ -61,18 +63,20 @@ static void gw_tcp_req_finish(struct gw_tcp_req *r)
 /* The record in progress no longer counts against its address. */
 static void gw_conn_uncount_record(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	if (!c->rec_counted)
 		return;
 	c->rec_counted = false;
 	c->addr->records--;
-	gw_tcp.freed = true; /* a connection waiting for it may go on */
+	t->freed = true; /* a connection waiting for it may go on */
 }
 
 static void gw_conn_drop_record(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	gw_conn_uncount_record(c);
 	if (c->rec.buf)
-		gw_tcp_rec_put(c->rec_pool, c->rec.buf);
+		gw_tcp_rec_put(t, c->rec_pool, c->rec.buf);
 	rpc_rec_init(&c->rec, NULL, 0);
 	c->mark_got = 0;
 	gw_tcp_spare_put(c);
@@ -104,6 +108,7 @@ static void gw_conn_flush_sendq(struct gw_conn *c)
 /* Stop everything on @c; it is freed once its operations and requests are done. */
 void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 {
+	struct gw_tcp *t = c->tcp;
 	struct io_uring_sqe *sqe;
 	char a[64];
 
@@ -115,10 +120,10 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 		  net_addr_str(&c->info.peer, a, sizeof(a)), why);
 	LTRACE(lacunad, conn__close, c->info.id, 0, dropped, why);
 	if (dropped)
-		gw_stat_add(&gw_tcp.srv->stats.conns_dropped, 1);
+		gw_stat_add(&t->srv->stats.conns_dropped, 1);
 	shutdown(c->fd, SHUT_RDWR);
 	if (c->ops) {
-		sqe = gw_tcp_sqe();
+		sqe = gw_tcp_sqe(t);
 		io_uring_prep_cancel_fd(sqe, c->fd, IORING_ASYNC_CANCEL_ALL);
 		gw_conn_sqe(c, sqe, GW_TCP_OP_CANCEL);
 	}
@@ -132,22 +137,23 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 
 static void gw_conn_free(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	if (chunk_owner_busy(&c->own_large) || chunk_owner_busy(&c->own_small))
 		log_err("tcp: connection %llu freed with chunks charged to it",
 			(unsigned long long)c->info.id);
 	close(c->fd);
 	gw_tcp_limits_release(c);
-	nfs4_state_conn_closed(gw_tcp.srv, c->info.id);
+	nfs4_state_conn_closed(t->srv, c->info.id);
 	gw_list_del(&c->all);
 	gw_list_del(&c->kick);
 	gw_list_del(&c->pwait);
-	gw_tcp.nconns--;
-	gw_stat_add(&gw_tcp.srv->stats.conns_open, -1);
+	t->nconns--;
+	gw_stat_add(&t->srv->stats.conns_open, -1);
 	free(c->iov);
 	free(c);
 }
 
-void gw_conn_new(int fd)
+void gw_conn_new(struct gw_tcp *t, int fd)
 {
 	struct gw_snap *sn;
 	struct gw_conn *c;
@@ -160,6 +166,7 @@ void gw_conn_new(int fd)
 		close(fd);
 		return;
 	}
+	c->tcp = t;
 	c->fd = fd;
 	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
 		log_warn("tcp: setsockopt(TCP_NODELAY): %s", strerror(errno));
@@ -167,20 +174,20 @@ void gw_conn_new(int fd)
 	if (getpeername(fd, (struct sockaddr *)&c->info.peer, &c->info.peer_len))
 		c->info.peer_len = 0; /* the peer is already gone: the recv will say so */
 	c->info.resvport = net_port_reserved(&c->info.peer);
-	c->info.id = ++gw_tcp.next_id;
-	sn = gw_snap_get(gw_tcp.srv);
+	c->info.id = ++t->next_id;
+	sn = gw_snap_get(t->srv);
 	c->rec_max = sn->cfg->max_record;
 	gw_snap_put(sn);
-	c->req_max = gw_tcp.lim.conn_requests;
+	c->req_max = t->lim.conn_requests;
 	rpc_rec_init(&c->rec, NULL, 0);
-	chunk_owner_init(&c->own_large, gw_tcp.large, GW_TCP_LARGE_CAP * gw_tcp.large_size);
-	chunk_owner_init(&c->own_small, gw_tcp.small, c->req_max * gw_tcp.small_size);
+	chunk_owner_init(&c->own_large, t->large, GW_TCP_LARGE_CAP * t->large_size);
+	chunk_owner_init(&c->own_small, t->small, c->req_max * t->small_size);
 	gw_list_init(&c->kick);
 	gw_list_init(&c->pwait);
-	gw_list_add_tail(&gw_tcp.all, &c->all);
-	gw_tcp.nconns++;
-	gw_stat_add(&gw_tcp.srv->stats.conns_accepted, 1);
-	gw_stat_add(&gw_tcp.srv->stats.conns_open, 1);
+	gw_list_add_tail(&t->all, &c->all);
+	t->nconns++;
+	gw_stat_add(&t->srv->stats.conns_accepted, 1);
+	gw_stat_add(&t->srv->stats.conns_open, 1);
 	LTRACE(lacunad, conn__accept, c->info.id, 0);
 	log_debug("tcp: connection %llu from %s", (unsigned long long)c->info.id,
 		  net_addr_str(&c->info.peer, a, sizeof(a)));
@@ -195,11 +202,12 @@ void gw_conn_new(int fd)
 
 static void gw_conn_cancel_recv(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	struct io_uring_sqe *sqe;
 
 	if (!c->recv_armed || c->cancel_pending)
 		return;
-	sqe = gw_tcp_sqe();
+	sqe = gw_tcp_sqe(t);
 	io_uring_prep_cancel64(sqe, (uintptr_t)c | GW_TCP_OP_RECV, 0);
 	gw_conn_sqe(c, sqe, GW_TCP_OP_CANCEL);
 	c->cancel_pending = true;
@@ -207,20 +215,20 @@ static void gw_conn_cancel_recv(struct gw_conn *c)
 
 static int gw_conn_stall(struct gw_conn *c, enum gw_stall why)
 {
+	struct gw_tcp *t = c->tcp;
 	time_t now;
 
 	c->stall = why;
 	if (why == GW_STALL_CLIENT && gw_list_empty(&c->pwait))
-		gw_list_add_tail(&gw_tcp.pwait, &c->pwait);
+		gw_list_add_tail(&t->pwait, &c->pwait);
 	if (why == GW_STALL_POOL) {
 		now = time(NULL);
-		if (gw_list_empty(&gw_tcp.pwait) &&
-		    now - gw_tcp.pool_logged >= GW_TCP_POOL_LOG_SEC) {
+		if (gw_list_empty(&t->pwait) && now - t->pool_logged >= GW_TCP_POOL_LOG_SEC) {
 			log_warn("tcp: chunk pool exhausted: receiving paused");
-			gw_tcp.pool_logged = now;
+			t->pool_logged = now;
 		}
 		if (gw_list_empty(&c->pwait))
-			gw_list_add_tail(&gw_tcp.pwait, &c->pwait);
+			gw_list_add_tail(&t->pwait, &c->pwait);
 	}
 	gw_conn_cancel_recv(c);
 	return -EAGAIN;
@@ -229,11 +237,12 @@ static int gw_conn_stall(struct gw_conn *c, enum gw_stall why)
 /* The mark of a new record is in c->mark: take a buffer for the record. */
 static int gw_conn_rec_start(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	uint32_t m = xdr_get_u32(c->mark);
 	uint32_t flen = m & RPC_REC_FRAG_LEN_MAX;
 	struct chunk_owner *own = &c->own_large;
-	struct chunk_pool *pool = gw_tcp.large;
-	size_t max = c->rec_max < gw_tcp.large_size ? c->rec_max : gw_tcp.large_size;
+	struct chunk_pool *pool = t->large;
+	size_t max = c->rec_max < t->large_size ? c->rec_max : t->large_size;
 	void *chunk;
 	int ret;
 
@@ -242,31 +251,31 @@ static int gw_conn_rec_start(struct gw_conn *c)
 			 (unsigned long long)c->info.id, flen, c->rec_max);
 		return -EMSGSIZE;
 	}
-	if (c->nreq >= c->req_max || c->sq_bytes >= gw_tcp.lim.conn_reply_bytes) {
+	if (c->nreq >= c->req_max || c->sq_bytes >= t->lim.conn_reply_bytes) {
 		if (c->was_stalled != GW_STALL_INFLIGHT)
-			gw_limit_hit(&gw_tcp.srv->stats.conn_stalls, "conn_stalls", c->info.id);
+			gw_limit_hit(&t->srv->stats.conn_stalls, "conn_stalls", c->info.id);
 		return gw_conn_stall(c, GW_STALL_INFLIGHT);
 	}
-	if ((m & RPC_REC_LAST) && flen <= gw_tcp.small_size) {
-		pool = gw_tcp.small;
+	if ((m & RPC_REC_LAST) && flen <= t->small_size) {
+		pool = t->small;
 		own = &c->own_small;
-		max = gw_tcp.small_size;
+		max = t->small_size;
 	}
 	/* records leave part of the large pool to the replies, and each address its share */
-	if (!gw_tcp_client_may_start(c, pool == gw_tcp.large)) {
+	if (!gw_tcp_client_may_start(c, pool == t->large)) {
 		if (c->was_stalled != GW_STALL_CLIENT)
-			gw_limit_hit(&gw_tcp.srv->stats.client_stalls, "client_stalls", c->info.id);
+			gw_limit_hit(&t->srv->stats.client_stalls, "client_stalls", c->info.id);
 		return gw_conn_stall(c, GW_STALL_CLIENT);
 	}
-	if (pool == gw_tcp.large && gw_tcp.large_recs >= gw_tcp.large_recs_max)
+	if (pool == t->large && t->large_recs >= t->large_recs_max)
 		return gw_conn_stall(c, GW_STALL_POOL);
 	ret = chunk_get(pool, own, &chunk);
 	if (ret == -ENOBUFS)
 		return gw_conn_stall(c, GW_STALL_OWNER);
 	if (ret)
 		return gw_conn_stall(c, GW_STALL_POOL);
-	if (pool == gw_tcp.large) {
-		gw_tcp.large_recs++;
+	if (pool == t->large) {
+		t->large_recs++;
 		c->addr->records++;
 		c->rec_counted = true;
 	}
@@ -292,6 +301,7 @@ static int gw_conn_rec_start(struct gw_conn *c)
 /* A whole record: queue it for the workers. */
 static int gw_conn_rec_done(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	struct gw_tcp_req *r = malloc(sizeof(*r));
 
 	if (!r) {
@@ -309,7 +319,7 @@ static int gw_conn_rec_done(struct gw_conn *c)
 	gw_conn_uncount_record(c);
 	rpc_rec_init(&c->rec, NULL, 0);
 	c->nreq++;
-	gw_work_batch_add(&gw_tcp.batch, &r->w);
+	gw_work_batch_add(&t->batch, &r->w);
 	return 0;
 }
 
@@ -393,9 +403,10 @@ static void gw_conn_spill(struct gw_conn *c, const uint8_t *d, size_t n)
 
 static void gw_conn_input(struct gw_conn *c, const uint8_t *d, size_t len)
 {
+	struct gw_tcp *t = c->tcp;
 	size_t n = 0;
 
-	if (c->closing || gw_tcp.stopping)
+	if (c->closing || t->stopping)
 		return; /* nothing new is started once stopping */
 	if (c->stall == GW_STALL_NONE && c->spill_off == c->spill_len)
 		n = gw_conn_feed(c, d, len);
@@ -406,11 +417,12 @@ static void gw_conn_input(struct gw_conn *c, const uint8_t *d, size_t len)
 /* Try again what stalled @c: first the bytes set aside. */
 static void gw_conn_resume(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	size_t n;
 
 	gw_list_del(&c->pwait);
 	gw_tcp_client_unwait(c);
-	if (c->stall == GW_STALL_NONE || c->closing || gw_tcp.stopping)
+	if (c->stall == GW_STALL_NONE || c->closing || t->stopping)
 		return;
 	n = gw_conn_feed(c, c->spill ? c->spill + c->spill_off : NULL, c->spill_len - c->spill_off);
 	if (c->closing)
@@ -422,7 +434,8 @@ static void gw_conn_resume(struct gw_conn *c)
 
 static void gw_conn_arm_recv(struct gw_conn *c)
 {
-	struct io_uring_sqe *sqe = gw_tcp_sqe();
+	struct gw_tcp *t = c->tcp;
+	struct io_uring_sqe *sqe = gw_tcp_sqe(t);
 
 	io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
 	sqe->flags |= IOSQE_BUFFER_SELECT;
@@ -431,15 +444,16 @@ static void gw_conn_arm_recv(struct gw_conn *c)
 	c->recv_armed = true;
 }
 
-void gw_tcp_buf_return(unsigned int bid)
+void gw_tcp_buf_return(struct gw_tcp *t, unsigned int bid)
 {
-	io_uring_buf_ring_add(gw_tcp.br, gw_tcp.bufs + (size_t)bid * GW_TCP_BUF_SIZE,
-			      GW_TCP_BUF_SIZE, (unsigned short)bid,
-			      io_uring_buf_ring_mask(GW_TCP_BUF_COUNT), (int)gw_tcp.br_added++);
+	io_uring_buf_ring_add(t->br, t->bufs + (size_t)bid * GW_TCP_BUF_SIZE, GW_TCP_BUF_SIZE,
+			      (unsigned short)bid, io_uring_buf_ring_mask(GW_TCP_BUF_COUNT),
+			      (int)t->br_added++);
 }
 
 static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
 {
+	struct gw_tcp *t = c->tcp;
 	unsigned int bid;
 
 	if (!(cqe->flags & IORING_CQE_F_MORE)) {
@@ -450,12 +464,11 @@ static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
 		bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
 		if (cqe->res > 0) {
 			gw_tcp_touch(c);
-			gw_stat_add(&gw_tcp.srv->stats.bytes_in, cqe->res);
-			gw_stat_add(&gw_tcp.srv->stats.tcp_bytes_in, cqe->res);
-			gw_conn_input(c, gw_tcp.bufs + (size_t)bid * GW_TCP_BUF_SIZE,
-				      (size_t)cqe->res);
+			gw_stat_add(&t->srv->stats.bytes_in, cqe->res);
+			gw_stat_add(&t->srv->stats.tcp_bytes_in, cqe->res);
+			gw_conn_input(c, t->bufs + (size_t)bid * GW_TCP_BUF_SIZE, (size_t)cqe->res);
 		}
-		gw_tcp_buf_return(bid);
+		gw_tcp_buf_return(t, bid);
 	}
 	if (cqe->res == 0)
 		c->rd_eof = true;
@@ -474,6 +487,7 @@ static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
 
 static void gw_conn_send(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	const struct iovec *seg;
 	struct gw_tcp_req *r = c->sq_head;
 	struct io_uring_sqe *sqe;
@@ -508,7 +522,7 @@ static void gw_conn_send(struct gw_conn *c)
 	memset(&c->msg, 0, sizeof(c->msg));
 	c->msg.msg_iov = c->iov;
 	c->msg.msg_iovlen = n;
-	sqe = gw_tcp_sqe();
+	sqe = gw_tcp_sqe(t);
 	io_uring_prep_sendmsg(sqe, c->fd, &c->msg, MSG_NOSIGNAL);
 	gw_conn_sqe(c, sqe, GW_TCP_OP_SEND);
 	c->send_busy = true;
@@ -516,6 +530,7 @@ static void gw_conn_send(struct gw_conn *c)
 
 static void gw_conn_on_send(struct gw_conn *c, int res)
 {
+	struct gw_tcp *t = c->tcp;
 	struct gw_tcp_req *r;
 	size_t n, left;
 
@@ -531,8 +546,8 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 		gw_conn_kick(c);
 		return;
 	}
-	gw_stat_add(&gw_tcp.srv->stats.bytes_out, res);
-	gw_stat_add(&gw_tcp.srv->stats.tcp_bytes_out, res);
+	gw_stat_add(&t->srv->stats.bytes_out, res);
+	gw_stat_add(&t->srv->stats.tcp_bytes_out, res);
 	if (res > 0) {
 		gw_tcp_touch(c);
 		c->send_since = c->active;
@@ -556,13 +571,13 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 	gw_conn_kick(c);
 }
 
-void gw_tcp_take_replies(void)
+void gw_tcp_take_replies(struct gw_tcp *t)
 {
 	struct gw_work *wk, *next;
 	struct gw_tcp_req *r;
 	struct gw_conn *c;
 
-	for (wk = gw_workers_done(gw_tcp.workers); wk; wk = next) {
+	for (wk = gw_workers_done(t->workers); wk; wk = next) {
 		next = wk->next;
 		r = (struct gw_tcp_req *)wk;
 		c = r->conn;
@@ -587,11 +602,12 @@ void gw_tcp_take_replies(void)
 /* Bring @c's operations in line with its state. */
 static void gw_conn_settle(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	bool spilled = c->spill_off < c->spill_len;
 
 	if (c->closing) {
 		/* see below */
-	} else if (gw_tcp.stopping) {
+	} else if (t->stopping) {
 		if (!c->nreq)
 			gw_conn_close(c, false, "server stopping");
 	} else if (c->rd_eof && c->stall == GW_STALL_NONE && !spilled) {
@@ -604,7 +620,7 @@ static void gw_conn_settle(struct gw_conn *c)
 			gw_conn_free(c);
 		return;
 	}
-	if (gw_tcp.stopping) {
+	if (t->stopping) {
 		gw_conn_cancel_recv(c);
 	} else if (!c->recv_armed && !c->cancel_pending && !c->nobuf && !c->rd_eof &&
 		   c->stall == GW_STALL_NONE && !spilled) {
@@ -613,17 +629,17 @@ static void gw_conn_settle(struct gw_conn *c)
 	gw_conn_send(c);
 }
 
-void gw_conn_resume_pool_waiters(bool all)
+void gw_conn_resume_pool_waiters(struct gw_tcp *t, bool all)
 {
 	struct gw_list *l;
 	struct gw_conn *c;
 	unsigned int n = 0, max = 0;
 
 	/* each waiter resumed at most once: one that stalls again goes to the tail */
-	for (l = gw_tcp.pwait.next; l != &gw_tcp.pwait; l = l->next)
+	for (l = t->pwait.next; l != &t->pwait; l = l->next)
 		max++;
-	while (n++ < max && !gw_list_empty(&gw_tcp.pwait)) {
-		c = gw_conn_of(gw_tcp.pwait.next, pwait);
+	while (n++ < max && !gw_list_empty(&t->pwait)) {
+		c = gw_conn_of(t->pwait.next, pwait);
 		gw_conn_resume(c);
 		gw_conn_kick(c);
 		if (c->stall == GW_STALL_POOL && !all)
@@ -631,14 +647,14 @@ void gw_conn_resume_pool_waiters(bool all)
 	}
 }
 
-void gw_conn_settle_kicked(void)
+void gw_conn_settle_kicked(struct gw_tcp *t)
 {
 	struct gw_conn *c;
 	bool freed;
 
 	do {
-		while (!gw_list_empty(&gw_tcp.kick)) {
-			c = gw_conn_of(gw_tcp.kick.next, kick);
+		while (!gw_list_empty(&t->kick)) {
+			c = gw_conn_of(t->kick.next, kick);
 			gw_list_del(&c->kick);
 			c->kicked = false;
 			c->nobuf = false; /* this batch's buffers are back in the ring */
@@ -646,11 +662,11 @@ void gw_conn_settle_kicked(void)
 				gw_conn_resume(c);
 			gw_conn_settle(c);
 		}
-		freed = gw_tcp.freed;
-		gw_tcp.freed = false;
+		freed = t->freed;
+		t->freed = false;
 		if (freed)
-			gw_conn_resume_pool_waiters(false);
-	} while (!gw_list_empty(&gw_tcp.kick));
+			gw_conn_resume_pool_waiters(t, false);
+	} while (!gw_list_empty(&t->kick));
 }
 
 void gw_conn_cqe(struct gw_conn *c, unsigned int op, const struct io_uring_cqe *cqe)

@@ -58,7 +58,7 @@
  * What bounds the spares: a connection holds at most one (only one
  * holding nothing takes one), an address has at most
  * max_connections_per_client connections, and the spares of all
- * addresses together are at most gw_tcp.spare_max, an eighth of the
+ * addresses together are at most struct gw_tcp's spare_max, an eighth of the
  * large pool (64 of its 512 chunks), so connections that each send one
  * call and never read take no more of the pools than their addresses'
  * shares and that eighth. When the spares are all out, a connection
@@ -87,9 +87,9 @@ static unsigned int gw_addr_hash(const uint8_t key[16])
 	return h % GW_TCP_ADDR_BUCKETS;
 }
 
-static struct gw_addr *gw_addr_get(const uint8_t key[16])
+static struct gw_addr *gw_addr_get(struct gw_tcp *t, const uint8_t key[16])
 {
-	struct gw_addr **b = &gw_tcp.addrs[gw_addr_hash(key)], *a;
+	struct gw_addr **b = &t->addrs[gw_addr_hash(key)], *a;
 
 	for (a = *b; a; a = a->next)
 		if (!memcmp(a->key, key, 16))
@@ -103,13 +103,13 @@ static struct gw_addr *gw_addr_get(const uint8_t key[16])
 	return a;
 }
 
-static void gw_addr_put(struct gw_addr *a)
+static void gw_addr_put(struct gw_tcp *t, struct gw_addr *a)
 {
 	struct gw_addr **p;
 
 	if (a->conns || a->records || a->reqs)
 		return;
-	for (p = &gw_tcp.addrs[gw_addr_hash(a->key)]; *p; p = &(*p)->next) {
+	for (p = &t->addrs[gw_addr_hash(a->key)]; *p; p = &(*p)->next) {
 		if (*p == a) {
 			*p = a->next;
 			free(a);
@@ -118,13 +118,13 @@ static void gw_addr_put(struct gw_addr *a)
 	}
 }
 
-void gw_tcp_limits_load(void)
+void gw_tcp_limits_load(struct gw_tcp *t)
 {
-	struct gw_snap *sn = gw_snap_get(gw_tcp.srv);
+	struct gw_snap *sn = gw_snap_get(t->srv);
 
-	gw_tcp.lim = sn->cfg->limits;
+	t->lim = sn->cfg->limits;
 	gw_snap_put(sn);
-	gw_tcp.max_conns = gw_limits_max_conns(&gw_tcp.lim, gw_limits_nofile());
+	t->max_conns = gw_limits_max_conns(&t->lim, gw_limits_nofile());
 }
 
 static bool gw_conn_idle(const struct gw_conn *c)
@@ -144,16 +144,17 @@ static unsigned int gw_addr_open(const struct gw_addr *a)
  * that a flood from a few addresses costs those addresses their own
  * connections and not a newcomer that has not sent its first call yet.
  * Within an address: the one idle the longest of those that never
- * carried a whole request, else the one idle the longest (gw_tcp.all is
+ * carried a whole request, else the one idle the longest (struct gw_tcp's all is
  * in order of last activity, the oldest first).
  */
-static struct gw_conn *gw_tcp_oldest_idle(const struct gw_addr *a, const struct gw_conn *keep)
+static struct gw_conn *gw_tcp_oldest_idle(struct gw_tcp *t, const struct gw_addr *a,
+					  const struct gw_conn *keep)
 {
 	struct gw_conn *c, *old = NULL;
 	unsigned int n, old_n = 0;
 	struct gw_list *l;
 
-	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = l->next) {
+	for (l = t->all.next; l != &t->all; l = l->next) {
 		c = gw_conn_of(l, all);
 		if (c == keep || !gw_conn_idle(c) || (a && c->addr != a))
 			continue;
@@ -168,12 +169,13 @@ static struct gw_conn *gw_tcp_oldest_idle(const struct gw_addr *a, const struct 
 
 static void gw_tcp_limit_log(const char *what, const struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	time_t now = gw_tcp_now();
 	char a[64];
 
-	if (now - gw_tcp.limit_logged < GW_TCP_LIMIT_LOG_SEC)
+	if (now - t->limit_logged < GW_TCP_LIMIT_LOG_SEC)
 		return;
-	gw_tcp.limit_logged = now;
+	t->limit_logged = now;
 	log_warn("tcp: %s reached (connection from %s): refusing connections or closing idle "
 		 "ones (logged once a minute)",
 		 what, net_addr_str(&c->info.peer, a, sizeof(a)));
@@ -182,26 +184,28 @@ static void gw_tcp_limit_log(const char *what, const struct gw_conn *c)
 /* Make room for @c under one limit: 0, or -EBUSY when no idle connection can go. */
 static int gw_tcp_make_room(struct gw_conn *c, const struct gw_addr *a, const char *what)
 {
-	struct gw_conn *old = gw_tcp_oldest_idle(a, c);
+	struct gw_tcp *t = c->tcp;
+	struct gw_conn *old = gw_tcp_oldest_idle(t, a, c);
 
 	gw_tcp_limit_log(what, c);
 	if (!old) {
-		gw_limit_hit(&gw_tcp.srv->stats.conns_refused, "conns_refused", c->info.id);
+		gw_limit_hit(&t->srv->stats.conns_refused, "conns_refused", c->info.id);
 		return -EBUSY;
 	}
-	gw_limit_hit(&gw_tcp.srv->stats.conns_evicted, "conns_evicted", old->info.id);
+	gw_limit_hit(&t->srv->stats.conns_evicted, "conns_evicted", old->info.id);
 	gw_conn_close(old, false, "idle, closed to make room for a new connection");
 	return 0;
 }
 
 int gw_tcp_limits_admit(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	uint8_t key[16];
 	struct gw_addr *a;
 	int ret;
 
 	net_addr_key(&c->info.peer, c->info.peer_len, key);
-	a = gw_addr_get(key);
+	a = gw_addr_get(t, key);
 	if (!a)
 		return -ENOMEM;
 	c->addr = a;
@@ -211,28 +215,30 @@ int gw_tcp_limits_admit(struct gw_conn *c)
 	 * connections closing do not count: many may close in one batch of
 	 * completions, and their fds go when it ends (GW_FD_RESERVE covers them)
 	 */
-	if (gw_addr_open(a) > gw_tcp.lim.max_conns_client) {
+	if (gw_addr_open(a) > t->lim.max_conns_client) {
 		ret = gw_tcp_make_room(c, a, "max_connections_per_client");
 		if (ret)
 			return ret;
 	}
-	if (gw_tcp.nconns - gw_tcp.nclosing > gw_tcp.max_conns)
+	if (t->nconns - t->nclosing > t->max_conns)
 		return gw_tcp_make_room(c, NULL, "max_connections");
 	return 0;
 }
 
 void gw_tcp_limits_closing(struct gw_conn *c)
 {
-	gw_tcp.nclosing++;
+	struct gw_tcp *t = c->tcp;
+	t->nclosing++;
 	if (c->addr)
 		c->addr->closing++;
 }
 
 void gw_tcp_limits_release(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	struct gw_addr *a = c->addr;
 
-	gw_tcp.nclosing--; /* only closing connections are freed */
+	t->nclosing--; /* only closing connections are freed */
 	if (!a)
 		return;
 	a->closing--;
@@ -244,7 +250,7 @@ void gw_tcp_limits_release(struct gw_conn *c)
 	}
 	a->conns--;
 	c->addr = NULL;
-	gw_addr_put(a);
+	gw_addr_put(t, a);
 }
 
 /* @c has no request out and no record begun. */
@@ -255,21 +261,21 @@ static bool gw_conn_empty(const struct gw_conn *c)
 
 bool gw_tcp_client_may_start(struct gw_conn *c, bool large)
 {
+	struct gw_tcp *t = c->tcp;
 	struct gw_addr *a = c->addr;
 	bool full;
 
 	if (!a)
 		return true;
-	full = a->reqs >= gw_tcp.lim.client_requests ||
-	       (large && a->records >= gw_tcp.lim.client_records);
+	full = a->reqs >= t->lim.client_requests || (large && a->records >= t->lim.client_records);
 	/* those holding something leave a request to each waiting one holding nothing */
 	if (!gw_conn_empty(c))
-		return !full && a->reqs + a->waiting_empty < gw_tcp.lim.client_requests;
+		return !full && a->reqs + a->waiting_empty < t->lim.client_requests;
 	if (!full || c->spare)
 		return true;
-	if (gw_tcp.spare < gw_tcp.spare_max) {
+	if (t->spare < t->spare_max) {
 		c->spare = true;
-		gw_tcp.spare++;
+		t->spare++;
 		return true;
 	}
 	if (!c->wait_empty) {
@@ -289,50 +295,55 @@ void gw_tcp_client_unwait(struct gw_conn *c)
 
 void gw_tcp_spare_put(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	if (!c->spare || !gw_conn_empty(c))
 		return;
 	c->spare = false;
-	gw_tcp.spare--;
-	gw_tcp.freed = true; /* a connection waiting for one may go on */
+	t->spare--;
+	t->freed = true; /* a connection waiting for one may go on */
 }
 
 void gw_tcp_touch(struct gw_conn *c)
 {
+	struct gw_tcp *t = c->tcp;
 	c->active = gw_tcp_now();
-	if (c->all.next != &gw_tcp.all) {
+	if (c->all.next != &t->all) {
 		gw_list_del(&c->all);
-		gw_list_add_tail(&gw_tcp.all, &c->all);
+		gw_list_add_tail(&t->all, &c->all);
 	}
 }
 
-void gw_tcp_limits_tick(void)
+void gw_tcp_limits_tick(struct gw_tcp *t)
 {
-	const struct gw_limits *lim = &gw_tcp.lim;
+	const struct gw_limits *lim = &t->lim;
 	struct gw_list *l, *next;
 	struct gw_conn *c;
 	time_t now;
 
-	gw_tcp_limits_load();
-	if (gw_tcp.stopping)
+	gw_tcp_limits_load(t);
+	if (t->stopping)
 		return;
 	now = gw_tcp_now();
-	for (l = gw_tcp.all.next; l != &gw_tcp.all; l = next) {
+	for (l = t->all.next; l != &t->all; l = next) {
 		next = l->next;
 		c = gw_conn_of(l, all);
 		if (c->closing)
 			continue;
 		if (lim->idle_timeout && gw_conn_idle(c) &&
 		    now - c->active >= (time_t)lim->idle_timeout) {
-			gw_limit_hit(&gw_tcp.srv->stats.conns_idle_closed, "conns_idle_closed", c->info.id);
+			gw_limit_hit(&t->srv->stats.conns_idle_closed, "conns_idle_closed",
+				     c->info.id);
 			gw_conn_close(c, false, "idle_timeout");
 		} else if (lim->record_timeout && (c->rec.buf || c->mark_got) &&
 			   c->stall == GW_STALL_NONE &&
 			   now - c->rec_since >= (time_t)lim->record_timeout) {
-			gw_limit_hit(&gw_tcp.srv->stats.conns_record_timeout, "conns_record_timeout", c->info.id);
+			gw_limit_hit(&t->srv->stats.conns_record_timeout, "conns_record_timeout",
+				     c->info.id);
 			gw_conn_close(c, true, "record_timeout: a record did not finish arriving");
 		} else if (lim->send_timeout && c->sq_head &&
 			   now - c->send_since >= (time_t)lim->send_timeout) {
-			gw_limit_hit(&gw_tcp.srv->stats.conns_send_timeout, "conns_send_timeout", c->info.id);
+			gw_limit_hit(&t->srv->stats.conns_send_timeout, "conns_send_timeout",
+				     c->info.id);
 			gw_conn_close(c, true,
 				      "send_timeout: the client does not read its replies");
 		}
