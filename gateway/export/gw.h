@@ -282,18 +282,6 @@ struct gw_srv {
 	atomic_bool stopping;
 };
 
-/* FNV-1a, 64 bits, of @n bytes at @p */
-static inline uint64_t gw_fnv1a64(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* Add @n (may be negative) to a counter of gw_srv.stats. */
 static inline void gw_stat_add(atomic_ullong *c, long long n)
 {

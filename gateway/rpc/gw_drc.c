@@ -23,13 +23,15 @@
 
 #include "gw.h"
 #include "gw_drc.h"
+#include "htable.h"
+#include "list.h"
 #include "nfs4.h"
 
 #define GW_DRC_BUCKETS 1024
 
 struct drc_entry {
-	struct drc_entry *hnext;
-	struct drc_entry *prev, *next; /* LRU, most recent first */
+	struct hnode hnode;
+	struct list_head lru; /* most recent first */
 	struct gw_drc_key key;
 	uint64_t sum;
 	size_t call_len, len;
@@ -39,8 +41,8 @@ struct drc_entry {
 /* One server's cache. Lock order: taken last, nothing taken under it. */
 struct gw_drc {
 	pthread_mutex_t lock;
-	struct drc_entry *bucket[GW_DRC_BUCKETS];
-	struct drc_entry lru; /* list head */
+	struct htable tab;    /* entries by key */
+	struct list_head lru; /* entries, most recently used first */
 	size_t n, bytes;
 	unsigned int max; /* drc_entries in force */
 };
@@ -51,8 +53,12 @@ int gw_drc_create(struct gw_drc **out)
 
 	if (!d)
 		return -ENOMEM;
+	if (htable_init(&d->tab, GW_DRC_BUCKETS)) {
+		free(d);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&d->lock, NULL);
-	d->lru.prev = d->lru.next = &d->lru;
+	list_init(&d->lru);
 	*out = d;
 	return 0;
 }
@@ -67,15 +73,9 @@ unsigned int gw_drc_entries(const struct gw_drc *d)
 	return __atomic_load_n(&d->max, __ATOMIC_RELAXED);
 }
 
-static uint32_t key_hash(const struct gw_drc_key *k)
+static uint64_t key_hash(const struct gw_drc_key *k)
 {
-	uint32_t h = k->xid * 2654435761u;
-	const uint8_t *a = (const uint8_t *)&k->peer;
-	socklen_t i;
-
-	for (i = 0; i < k->peer_len; i++)
-		h = (h ^ a[i]) * 16777619u;
-	return h % GW_DRC_BUCKETS;
+	return hash_fnv1a64(&k->peer, k->peer_len) ^ (k->xid * 2654435761u);
 }
 
 static bool same_key(const struct drc_entry *e, const struct gw_drc_key *k)
@@ -89,36 +89,25 @@ static bool same_key(const struct drc_entry *e, const struct gw_drc_key *k)
 
 static void unlink_entry(struct gw_drc *d, struct drc_entry *e)
 {
-	struct drc_entry **pp;
-
-	for (pp = &d->bucket[key_hash(&e->key)]; *pp; pp = &(*pp)->hnext)
-		if (*pp == e) {
-			*pp = e->hnext;
-			break;
-		}
-	e->prev->next = e->next;
-	e->next->prev = e->prev;
+	htable_del(&d->tab, &e->hnode);
+	list_del(&e->lru);
 	__atomic_store_n(&d->n, d->n - 1, __ATOMIC_RELAXED);
 	d->bytes -= e->len;
 	free(e);
 }
 
-static void lru_front(struct gw_drc *d, struct drc_entry *e)
-{
-	e->next = d->lru.next;
-	e->prev = &d->lru;
-	d->lru.next->prev = e;
-	d->lru.next = e;
-}
-
 /* The entry of @k (lock held), or NULL */
 static struct drc_entry *find(struct gw_drc *d, const struct gw_drc_key *k)
 {
-	struct drc_entry *e;
+	uint64_t h = key_hash(k);
+	struct hnode *n;
 
-	for (e = d->bucket[key_hash(k)]; e; e = e->hnext)
+	HTABLE_FOR_EACH_HASH(&d->tab, h, n) {
+		struct drc_entry *e = container_of(n, struct drc_entry, hnode);
+
 		if (same_key(e, k))
 			return e;
+	}
 	return NULL;
 }
 
@@ -132,10 +121,8 @@ int gw_drc_lookup(struct gw_drc *d, const struct gw_drc_key *k, const void *call
 		return 0;
 	pthread_mutex_lock(&d->lock);
 	e = find(d, k);
-	if (e && e->call_len == call_len && e->sum == gw_fnv1a64(call, call_len)) {
-		e->prev->next = e->next;
-		e->next->prev = e->prev;
-		lru_front(d, e);
+	if (e && e->call_len == call_len && e->sum == hash_fnv1a64(call, call_len)) {
+		list_move(&e->lru, &d->lru);
 		rc = xdr_out_write(out, e->reply, e->len) ? -ENOMEM : 1;
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -159,7 +146,7 @@ void gw_drc_insert(struct gw_drc *d, const struct gw_drc_key *k, const void *cal
 		return;
 	}
 	e->key = *k;
-	e->sum = gw_fnv1a64(call, call_len);
+	e->sum = hash_fnv1a64(call, call_len);
 	e->call_len = call_len;
 	e->len = len;
 	pthread_mutex_lock(&d->lock);
@@ -167,10 +154,9 @@ void gw_drc_insert(struct gw_drc *d, const struct gw_drc_key *k, const void *cal
 	if (old)
 		unlink_entry(d, old);
 	while (d->n && (d->n + 1 > max_entries || d->bytes + len > max_bytes))
-		unlink_entry(d, d->lru.prev);
-	e->hnext = d->bucket[key_hash(k)];
-	d->bucket[key_hash(k)] = e;
-	lru_front(d, e);
+		unlink_entry(d, list_last_entry(&d->lru, struct drc_entry, lru));
+	htable_add(&d->tab, &e->hnode, key_hash(k));
+	list_add(&e->lru, &d->lru);
 	d->bytes += len;
 	__atomic_store_n(&d->n, d->n + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&d->lock);
@@ -180,8 +166,9 @@ void gw_drc_destroy(struct gw_drc *d)
 {
 	if (!d)
 		return;
-	while (d->lru.next != &d->lru)
-		unlink_entry(d, d->lru.next);
+	while (!list_empty(&d->lru))
+		unlink_entry(d, list_first_entry(&d->lru, struct drc_entry, lru));
+	htable_fini(&d->tab);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
