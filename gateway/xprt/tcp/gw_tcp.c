@@ -171,7 +171,7 @@ static void gw_tcp_on_accept(struct gw_tcp *t, const struct io_uring_cqe *cqe)
 static void gw_tcp_begin_stop(struct gw_tcp *t)
 {
 	struct io_uring_sqe *sqe;
-	struct gw_list *l;
+	struct list_head *l;
 	unsigned int nreq = 0;
 
 	t->stopping = true;
@@ -184,15 +184,15 @@ static void gw_tcp_begin_stop(struct gw_tcp *t)
 		io_uring_sqe_set_data64(sqe, GW_TCP_UD_CANCEL);
 	}
 	for (l = t->all.next; l != &t->all; l = l->next) {
-		nreq += gw_conn_of(l, all)->nreq;
-		gw_conn_kick(gw_conn_of(l, all));
+		nreq += container_of(l, struct gw_conn, all)->nreq;
+		gw_conn_kick(container_of(l, struct gw_conn, all));
 	}
 	log_info("tcp: stopping: %u connections, %u requests in progress", t->nconns, nreq);
 }
 
 static void gw_tcp_check_deadline(struct gw_tcp *t)
 {
-	struct gw_list *l, *next;
+	struct list_head *l, *next;
 	struct timespec now;
 
 	if (!t->stopping || t->forced)
@@ -206,7 +206,7 @@ static void gw_tcp_check_deadline(struct gw_tcp *t)
 		 t->nconns, t->lim.stop_timeout);
 	for (l = t->all.next; l != &t->all; l = next) {
 		next = l->next;
-		gw_conn_close(gw_conn_of(l, all), false, "server stopping");
+		gw_conn_close(container_of(l, struct gw_conn, all), false, "server stopping");
 	}
 }
 
@@ -321,7 +321,8 @@ static int gw_tcp_start(struct gw_srv *s, void **out)
 		goto out_close;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t) {
+	if (!t || htable_init(&t->addrs, GW_TCP_ADDR_BUCKETS)) {
+		free(t);
 		ret = -ENOMEM;
 		log_err("tcp: out of memory");
 		close(efd);
@@ -417,6 +418,7 @@ static void gw_tcp_stop(void *x)
 		sched_yield(); /* a gw_tcp_wake() is writing to it: one write(2) */
 	if (efd >= 0)
 		close(efd);
+	htable_fini(&t->addrs); /* empty: an address goes with its last connection */
 	free(t);
 }
 
@@ -432,9 +434,9 @@ static int gw_tcp_run(void *x)
 
 	if (t->lfd < 0)
 		return -EINVAL;
-	gw_list_init(&t->all);
-	gw_list_init(&t->kick);
-	gw_list_init(&t->pwait);
+	list_init(&t->all);
+	list_init(&t->kick);
+	list_init(&t->pwait);
 	t->large = s->pool;
 	t->small = s->small ? s->small : s->pool;
 	t->large_size = chunk_pool_chunk_size(t->large);

@@ -17,6 +17,8 @@
 #include <time.h>
 
 #include "gw_limits.h"
+#include "htable.h"
+#include "list.h"
 #include "gw_worker.h"
 #include "rpc.h"
 
@@ -52,7 +54,7 @@ enum gw_stall {
 
 /* What one client address holds (gw_tcp_limits.c). */
 struct gw_addr {
-	struct gw_addr *next; /* hash chain */
+	struct hnode hnode; /* in gw_tcp.addrs */
 	uint8_t key[16];      /* IPv4 as v4-mapped IPv6 */
 	unsigned int conns;   /* connections open */
 	unsigned int closing; /* of them, closing (their fds go once freed) */
@@ -62,36 +64,6 @@ struct gw_addr {
 	unsigned int waiting_empty;
 };
 
-struct gw_list {
-	struct gw_list *prev, *next;
-};
-
-static inline void gw_list_init(struct gw_list *l)
-{
-	l->prev = l->next = l;
-}
-
-static inline bool gw_list_empty(const struct gw_list *l)
-{
-	return l->next == l;
-}
-
-static inline void gw_list_add_tail(struct gw_list *l, struct gw_list *e)
-{
-	e->prev = l->prev;
-	e->next = l;
-	l->prev->next = e;
-	l->prev = e;
-}
-
-static inline void gw_list_del(struct gw_list *e)
-{
-	e->prev->next = e->next;
-	e->next->prev = e->prev;
-	gw_list_init(e);
-}
-
-#define gw_conn_of(l, field) ((struct gw_conn *)((char *)(l)-offsetof(struct gw_conn, field)))
 
 struct gw_tcp_req;
 
@@ -134,7 +106,7 @@ struct gw_conn {
 
 	struct gw_flow flow; /* its requests waiting for a worker */
 	/* all: by last activity, least recent first; pwait: waiting for pool chunks */
-	struct gw_list all, kick, pwait;
+	struct list_head all, kick, pwait;
 };
 
 /* One record, from the loop to a worker and back. */
@@ -158,7 +130,7 @@ struct gw_tcp {
 	uint8_t *bufs;
 	unsigned int br_added; /* buffers returned since the last advance */
 	struct gw_workers *workers;
-	struct gw_list all, kick, pwait;
+	struct list_head all, kick, pwait;
 	unsigned int nconns;
 	uint64_t next_id;
 	bool accept_armed, accept_retry, stopping, forced;
@@ -176,7 +148,7 @@ struct gw_tcp {
 	unsigned int max_conns; /* lim.max_conns resolved against RLIMIT_NOFILE */
 	unsigned int nclosing;	/* connections closing, not yet freed */
 	time_t limit_logged;
-	struct gw_addr *addrs[GW_TCP_ADDR_BUCKETS];
+	struct htable addrs; /* struct gw_addr by key */
 };
 
 /* gw_tcp.c */

@@ -33,7 +33,7 @@ void gw_conn_kick(struct gw_conn *c)
 	struct gw_tcp *t = c->tcp;
 	if (!c->kicked) {
 		c->kicked = true;
-		gw_list_add_tail(&t->kick, &c->kick);
+		list_add_tail(&c->kick, &t->kick);
 	}
 }
 
@@ -129,7 +129,7 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 	}
 	gw_conn_drop_record(c);
 	gw_conn_free_spill(c);
-	gw_list_del(&c->pwait);
+	list_del(&c->pwait);
 	gw_tcp_client_unwait(c);
 	gw_conn_flush_sendq(c);
 	gw_conn_kick(c);
@@ -144,9 +144,9 @@ static void gw_conn_free(struct gw_conn *c)
 	close(c->fd);
 	gw_tcp_limits_release(c);
 	nfs4_state_conn_closed(t->srv, c->info.id);
-	gw_list_del(&c->all);
-	gw_list_del(&c->kick);
-	gw_list_del(&c->pwait);
+	list_del(&c->all);
+	list_del(&c->kick);
+	list_del(&c->pwait);
 	t->nconns--;
 	gw_stat_add(&t->srv->stats.conns_open, -1);
 	free(c->iov);
@@ -182,9 +182,9 @@ void gw_conn_new(struct gw_tcp *t, int fd)
 	rpc_rec_init(&c->rec, NULL, 0);
 	chunk_owner_init(&c->own_large, t->large, GW_TCP_LARGE_CAP * t->large_size);
 	chunk_owner_init(&c->own_small, t->small, c->req_max * t->small_size);
-	gw_list_init(&c->kick);
-	gw_list_init(&c->pwait);
-	gw_list_add_tail(&t->all, &c->all);
+	list_init(&c->kick);
+	list_init(&c->pwait);
+	list_add_tail(&c->all, &t->all);
 	t->nconns++;
 	gw_stat_add(&t->srv->stats.conns_accepted, 1);
 	gw_stat_add(&t->srv->stats.conns_open, 1);
@@ -219,16 +219,16 @@ static int gw_conn_stall(struct gw_conn *c, enum gw_stall why)
 	time_t now;
 
 	c->stall = why;
-	if (why == GW_STALL_CLIENT && gw_list_empty(&c->pwait))
-		gw_list_add_tail(&t->pwait, &c->pwait);
+	if (why == GW_STALL_CLIENT && list_empty(&c->pwait))
+		list_add_tail(&c->pwait, &t->pwait);
 	if (why == GW_STALL_POOL) {
 		now = time(NULL);
-		if (gw_list_empty(&t->pwait) && now - t->pool_logged >= GW_TCP_POOL_LOG_SEC) {
+		if (list_empty(&t->pwait) && now - t->pool_logged >= GW_TCP_POOL_LOG_SEC) {
 			log_warn("tcp: chunk pool exhausted: receiving paused");
 			t->pool_logged = now;
 		}
-		if (gw_list_empty(&c->pwait))
-			gw_list_add_tail(&t->pwait, &c->pwait);
+		if (list_empty(&c->pwait))
+			list_add_tail(&c->pwait, &t->pwait);
 	}
 	gw_conn_cancel_recv(c);
 	return -EAGAIN;
@@ -420,7 +420,7 @@ static void gw_conn_resume(struct gw_conn *c)
 	struct gw_tcp *t = c->tcp;
 	size_t n;
 
-	gw_list_del(&c->pwait);
+	list_del(&c->pwait);
 	gw_tcp_client_unwait(c);
 	if (c->stall == GW_STALL_NONE || c->closing || t->stopping)
 		return;
@@ -631,15 +631,15 @@ static void gw_conn_settle(struct gw_conn *c)
 
 void gw_conn_resume_pool_waiters(struct gw_tcp *t, bool all)
 {
-	struct gw_list *l;
+	struct list_head *l;
 	struct gw_conn *c;
 	unsigned int n = 0, max = 0;
 
 	/* each waiter resumed at most once: one that stalls again goes to the tail */
 	for (l = t->pwait.next; l != &t->pwait; l = l->next)
 		max++;
-	while (n++ < max && !gw_list_empty(&t->pwait)) {
-		c = gw_conn_of(t->pwait.next, pwait);
+	while (n++ < max && !list_empty(&t->pwait)) {
+		c = container_of(t->pwait.next, struct gw_conn, pwait);
 		gw_conn_resume(c);
 		gw_conn_kick(c);
 		if (c->stall == GW_STALL_POOL && !all)
@@ -653,9 +653,9 @@ void gw_conn_settle_kicked(struct gw_tcp *t)
 	bool freed;
 
 	do {
-		while (!gw_list_empty(&t->kick)) {
-			c = gw_conn_of(t->kick.next, kick);
-			gw_list_del(&c->kick);
+		while (!list_empty(&t->kick)) {
+			c = container_of(t->kick.next, struct gw_conn, kick);
+			list_del(&c->kick);
 			c->kicked = false;
 			c->nobuf = false; /* this batch's buffers are back in the ring */
 			if (c->stall == GW_STALL_INFLIGHT || c->stall == GW_STALL_OWNER)
@@ -666,7 +666,7 @@ void gw_conn_settle_kicked(struct gw_tcp *t)
 		t->freed = false;
 		if (freed)
 			gw_conn_resume_pool_waiters(t, false);
-	} while (!gw_list_empty(&t->kick));
+	} while (!list_empty(&t->kick));
 }
 
 void gw_conn_cqe(struct gw_conn *c, unsigned int op, const struct io_uring_cqe *cqe)

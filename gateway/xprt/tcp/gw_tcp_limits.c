@@ -77,45 +77,36 @@
 #define GW_TCP_LIMIT_LOG_SEC 60
 
 
-static unsigned int gw_addr_hash(const uint8_t key[16])
+static uint64_t gw_addr_hash(const uint8_t key[16])
 {
-	uint32_t h = 2166136261u;
-	unsigned int i;
-
-	for (i = 0; i < 16; i++)
-		h = (h ^ key[i]) * 16777619u;
-	return h % GW_TCP_ADDR_BUCKETS;
+	return hash_fnv1a64(key, 16);
 }
 
 static struct gw_addr *gw_addr_get(struct gw_tcp *t, const uint8_t key[16])
 {
-	struct gw_addr **b = &t->addrs[gw_addr_hash(key)], *a;
+	uint64_t h = gw_addr_hash(key);
+	struct gw_addr *a;
+	struct hnode *n;
 
-	for (a = *b; a; a = a->next)
+	HTABLE_FOR_EACH_HASH(&t->addrs, h, n) {
+		a = container_of(n, struct gw_addr, hnode);
 		if (!memcmp(a->key, key, 16))
 			return a;
+	}
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
 	memcpy(a->key, key, 16);
-	a->next = *b;
-	*b = a;
+	htable_add(&t->addrs, &a->hnode, h);
 	return a;
 }
 
 static void gw_addr_put(struct gw_tcp *t, struct gw_addr *a)
 {
-	struct gw_addr **p;
-
 	if (a->conns || a->records || a->reqs)
 		return;
-	for (p = &t->addrs[gw_addr_hash(a->key)]; *p; p = &(*p)->next) {
-		if (*p == a) {
-			*p = a->next;
-			free(a);
-			return;
-		}
-	}
+	htable_del(&t->addrs, &a->hnode);
+	free(a);
 }
 
 void gw_tcp_limits_load(struct gw_tcp *t)
@@ -152,10 +143,10 @@ static struct gw_conn *gw_tcp_oldest_idle(struct gw_tcp *t, const struct gw_addr
 {
 	struct gw_conn *c, *old = NULL;
 	unsigned int n, old_n = 0;
-	struct gw_list *l;
+	struct list_head *l;
 
 	for (l = t->all.next; l != &t->all; l = l->next) {
-		c = gw_conn_of(l, all);
+		c = container_of(l, struct gw_conn, all);
 		if (c == keep || !gw_conn_idle(c) || (a && c->addr != a))
 			continue;
 		n = c->addr ? gw_addr_open(c->addr) : 0;
@@ -308,15 +299,15 @@ void gw_tcp_touch(struct gw_conn *c)
 	struct gw_tcp *t = c->tcp;
 	c->active = gw_tcp_now();
 	if (c->all.next != &t->all) {
-		gw_list_del(&c->all);
-		gw_list_add_tail(&t->all, &c->all);
+		list_del(&c->all);
+		list_add_tail(&c->all, &t->all);
 	}
 }
 
 void gw_tcp_limits_tick(struct gw_tcp *t)
 {
 	const struct gw_limits *lim = &t->lim;
-	struct gw_list *l, *next;
+	struct list_head *l, *next;
 	struct gw_conn *c;
 	time_t now;
 
@@ -326,7 +317,7 @@ void gw_tcp_limits_tick(struct gw_tcp *t)
 	now = gw_tcp_now();
 	for (l = t->all.next; l != &t->all; l = next) {
 		next = l->next;
-		c = gw_conn_of(l, all);
+		c = container_of(l, struct gw_conn, all);
 		if (c->closing)
 			continue;
 		if (lim->idle_timeout && gw_conn_idle(c) &&
