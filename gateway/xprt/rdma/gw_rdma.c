@@ -170,12 +170,7 @@ static void gw_rdev_events(struct gw_rdev *d)
 static void gw_rconn_unlink(struct gw_rconn *c)
 {
 	struct gw_rdma_loop *t = c->loop;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		t->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	list_del(&c->link);
 	t->nconns--;
 }
 
@@ -219,7 +214,7 @@ static bool gw_rdma_admit(struct gw_rdma_loop *t, const struct sockaddr_storage 
 	gw_snap_put(sn);
 	*credits = lim.conn_requests < GW_RDMA_CREDITS ? lim.conn_requests : GW_RDMA_CREDITS;
 	net_addr_key(sa, len, key);
-	for (c = t->conns; c; c = c->next) {
+	list_for_each_entry(c, &t->conns, link) {
 		net_addr_key(&c->info.peer, c->info.peer_len, k2);
 		same += !memcmp(key, k2, sizeof(key));
 	}
@@ -278,10 +273,7 @@ static void gw_rdma_on_request(struct gw_rdma_loop *t, struct rdma_cm_id *id, co
 	c->info.peer = ss;
 	c->info.peer_len = sslen;
 	c->credits = credits;
-	c->next = t->conns;
-	if (c->next)
-		c->next->prev = c;
-	t->conns = c;
+	list_add(&c->link, &t->conns);
 	t->nconns++;
 	gw_stat_add(&t->srv->stats.conns_accepted, 1);
 	gw_stat_add(&t->srv->stats.conns_open, 1);
@@ -346,7 +338,7 @@ static void gw_rdma_lost_device(struct gw_rdma_loop *t)
 	log_err("rdma: RDMA device removed: RDMA service stops, TCP goes on");
 	for (d = t->devs; d; d = d->next)
 		d->removed = true;
-	for (c = t->conns; c; c = c->next)
+	list_for_each_entry(c, &t->conns, link)
 		gw_rconn_close(c, true, "device removed");
 	if (t->listen) {
 		rdma_destroy_id(t->listen);
@@ -435,8 +427,7 @@ static void gw_rdma_reap(struct gw_rdma_loop *t)
 	struct gw_rdev **pd, *d;
 	time_t now = time(NULL);
 
-	for (c = t->conns; c; c = next) {
-		next = c->next;
+	list_for_each_entry_safe(c, next, &t->conns, link) {
 		if (c->st == RC_CLOSING)
 			gw_rconn_poll(c);
 		if (gw_rconn_quiet(c))
@@ -593,6 +584,7 @@ static int gw_rdma_start(struct gw_srv *s, void **out)
 		return -ENOMEM;
 	}
 	t->epfd = t->efd = -1;
+	list_init(&t->conns);
 	atomic_init(&t->wake_fd, -1);
 	ret = gw_rdma_listen(t, s);
 	if (ret || !t->ech) {
@@ -620,6 +612,7 @@ static int gw_rdma_run(void *x)
 	struct gw_srv *s = t->srv;
 	struct epoll_event evs[16];
 	struct gw_work *wk, *next;
+	struct gw_rconn *c;
 	struct gw_snap *sn;
 	unsigned int threads;
 	time_t deadline = 0;
@@ -636,19 +629,17 @@ static int gw_rdma_run(void *x)
 		goto out;
 	for (;;) {
 		if (atomic_load(&s->stopping) && !deadline) {
-			struct gw_rconn *c;
-
 			deadline = time(NULL) + GW_RDMA_STOP_WAIT;
 			if (t->listen) {
 				rdma_destroy_id(t->listen);
 				t->listen = NULL;
 			}
-			for (c = t->conns; c; c = c->next)
+			list_for_each_entry(c, &t->conns, link)
 				gw_rconn_close(c, false, "server stopping");
 		}
 		gw_workers_push(t->workers, &t->batch);
 		gw_rdma_reap(t);
-		if (deadline && (!t->conns || time(NULL) >= deadline))
+		if (deadline && (list_empty(&t->conns) || time(NULL) >= deadline))
 			break;
 		n = epoll_wait(t->epfd, evs, 16, deadline ? 100 : 1000);
 		for (i = 0; i < n; i++) {
@@ -667,13 +658,14 @@ static int gw_rdma_run(void *x)
 			}
 		}
 	}
-	if (t->conns)
+	if (!list_empty(&t->conns))
 		log_err("rdma: %u connections did not drain in %d s", t->nconns, GW_RDMA_STOP_WAIT);
 	gw_workers_stop(t->workers);
 	t->workers = NULL;
-	while (t->conns) {
-		t->conns->at_worker = 0;
-		gw_rconn_free(t->conns);
+	while (!list_empty(&t->conns)) {
+		c = list_first_entry(&t->conns, struct gw_rconn, link);
+		c->at_worker = 0;
+		gw_rconn_free(c);
 	}
 	log_info("rdma: stopped");
 out:

@@ -18,6 +18,7 @@
 #include "gw.h"
 #include "gw_worker.h"
 #include "gw_xprt.h"
+#include "list.h"
 #include "rpcrdma.h"
 
 /* credits granted to every client: calls it may have outstanding */
@@ -122,7 +123,7 @@ struct gw_rconn {
 	struct gw_rreq *wait_head, *wait_tail;
 	bool warned_chunk;
 
-	struct gw_rconn *prev, *next;
+	struct list_head link; /* on gw_rdma_loop.conns */
 };
 
 /* Work requests of one chain being built (gw_rdma_conn.c), one at a time. */
@@ -143,7 +144,7 @@ struct gw_rdma_loop {
 	int epfd, efd;
 	struct gw_workers *workers;
 	struct gw_rdev *devs;
-	struct gw_rconn *conns;
+	struct list_head conns; /* every connection, newest first */
 	unsigned int nconns;
 	uint64_t next_id;
 	uint32_t rec_max;			 /* bound on a call and on a reply (max_record) */
