@@ -50,6 +50,7 @@
 
 #include "lfs_ctl.h"
 #include "lfs_metrics.h"
+#include "list.h"
 #include "log.h"
 
 #define LFS_CTL_TIDS 32
@@ -57,7 +58,7 @@
 struct lfs_conn;
 
 struct lfs_reg {
-	struct lfs_reg *next;  /* registry list */
+	struct list_head link; /* on ctl.regs, or a list of regs to free */
 	struct lfs_conn *conn; /* NULL once unlinked */
 	uint64_t token[2];
 	pid_t pid; /* registering process */
@@ -79,14 +80,19 @@ struct lfs_conn {
 
 static struct {
 	pthread_mutex_t lock; /* leaf: the registry below */
-	struct lfs_reg *regs;
+	struct list_head regs; /* every registration */
 	int listen_fd;
 	int wake[2]; /* pipe: stop the thread */
 	pthread_t thread;
 	bool running;
 	struct lfs_conn conns[LFS_CTL_CONNS_MAX];
 	unsigned int nconns;
-} ctl = { .lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .wake = { -1, -1 } };
+} ctl = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.regs = LIST_HEAD_INIT(ctl.regs),
+	.listen_fd = -1,
+	.wake = { -1, -1 },
+};
 
 static void lfs_reg_free(struct lfs_reg *reg)
 {
@@ -145,10 +151,10 @@ int lfs_ctl_get(const uint64_t token[2], pid_t tid, struct lfs_reg **out, void *
 	bool known = false;
 
 	pthread_mutex_lock(&ctl.lock);
-	for (reg = ctl.regs; reg; reg = reg->next)
+	list_for_each_entry(reg, &ctl.regs, link)
 		if (reg->token[0] == token[0] && reg->token[1] == token[1])
 			break;
-	if (!reg) {
+	if (&reg->link == &ctl.regs) {
 		pthread_mutex_unlock(&ctl.lock);
 		return -EACCES;
 	}
@@ -179,32 +185,26 @@ int lfs_ctl_get(const uint64_t token[2], pid_t tid, struct lfs_reg **out, void *
 /* Unlink the registrations of conn (all of them, or the one with token). */
 static int lfs_ctl_unlink(struct lfs_conn *conn, const uint64_t *token)
 {
-	struct lfs_reg **pp, *reg, *dead = NULL;
+	struct list_head dead = LIST_HEAD_INIT(dead);
+	struct lfs_reg *reg, *tmp;
 	int found = -ENOENT;
 
 	pthread_mutex_lock(&ctl.lock);
-	for (pp = &ctl.regs; (reg = *pp);) {
+	list_for_each_entry_safe(reg, tmp, &ctl.regs, link) {
 		if (reg->conn != conn ||
-		    (token && (reg->token[0] != token[0] || reg->token[1] != token[1]))) {
-			pp = &reg->next;
+		    (token && (reg->token[0] != token[0] || reg->token[1] != token[1])))
 			continue;
-		}
-		*pp = reg->next;
+		list_del(&reg->link);
 		reg->conn = NULL;
 		conn->nregs--;
 		conn->bytes -= reg->len;
 		found = 0;
-		if (--reg->refs == 0) {
-			reg->next = dead;
-			dead = reg;
-		}
+		if (--reg->refs == 0)
+			list_add(&reg->link, &dead);
 	}
 	pthread_mutex_unlock(&ctl.lock);
-	while (dead) {
-		reg = dead->next;
-		lfs_reg_free(dead);
-		dead = reg;
-	}
+	list_for_each_entry_safe(reg, tmp, &dead, link)
+		lfs_reg_free(reg);
 	return found;
 }
 
@@ -257,8 +257,7 @@ static int lfs_ctl_register(struct lfs_conn *conn, const struct lacuna_ctl_msg *
 	reg->pid = conn->pid;
 	reg->refs = 1;
 	pthread_mutex_lock(&ctl.lock);
-	reg->next = ctl.regs;
-	ctl.regs = reg;
+	list_add(&reg->link, &ctl.regs);
 	conn->nregs++;
 	conn->bytes += reg->len;
 	pthread_mutex_unlock(&ctl.lock);
@@ -380,7 +379,7 @@ static void lfs_ctl_close(unsigned int i)
 	if (i != --ctl.nconns) {
 		pthread_mutex_lock(&ctl.lock);
 		ctl.conns[i] = ctl.conns[ctl.nconns];
-		for (reg = ctl.regs; reg; reg = reg->next)
+		list_for_each_entry(reg, &ctl.regs, link)
 			if (reg->conn == &ctl.conns[ctl.nconns])
 				reg->conn = &ctl.conns[i];
 		pthread_mutex_unlock(&ctl.lock);
