@@ -164,9 +164,7 @@ struct gw_obj {
 	atomic_uint refs;
 	/* NFSv4 state on the file (nfs4_file): its handle stays valid once unlinked */
 	atomic_uint pins;
-	struct gw_obj *hnext; /* hash chain (cache lock) */
 	struct gw_fh fh;
-	uint32_t hash;
 	struct gw_xport *xp; /* NULL for a pseudo directory */
 	int pseudo;	     /* pseudo node index, or -1 */
 	int fd;		     /* O_PATH under xp->path (-1 for pseudo) */

@@ -41,18 +41,23 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "htable.h"
 #include "lacuna/lacuna.h"
 #include "log.h"
 
 
 static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc);
 
+/*
+ * The export id, bytes 4-7 of every file handle: FNV-1a 32 of the
+ * configured path, never 0 (and a pseudo directory's handle from its
+ * parent and name). Handles persist, so it must not change: "/srv/nfs"
+ * is 0x89bfbee9 (tests/unit/test_htable.c pins it).
+ */
 static uint32_t fnv1a(const char *s)
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = hash_fnv1a32(s, strlen(s));
 
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
 	return h ? h : 1;
 }
 

@@ -34,10 +34,12 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "htable.h"
 #include "lacuna/ioctl.h"
+#include "list.h"
 #include "log.h"
 
-#define GW_OBJ_BUCKETS 8192
+#define GW_OBJ_BUCKETS GW_CACHED_FILES_MAX /* max_cached_files never goes past it */
 #define GW_OBJ_IDLE 3 /* seconds */
 
 /* max_cached_files in force */
@@ -45,23 +47,25 @@ static atomic_uint cache_max = GW_CACHED_FILES_MAX;
 
 static struct {
 	pthread_mutex_t lock;
-	struct gw_obj *bucket[GW_OBJ_BUCKETS];
-	struct gw_obj lru; /* list head: lru_next is the most recent */
-	size_t count;
-} cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct htable table;  /* by handle bytes (obj_ext.hnode); no buckets until the first insert */
+	struct list_head lru; /* obj_ext.lru, the most recent first */
+} cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .lru = LIST_HEAD_INIT(cache.lru) };
 
-/* LRU links live in a side structure so gw.h stays small */
+/* The cache's links live in a side structure so gw.h stays small */
 struct obj_ext {
 	struct gw_obj obj;
-	struct obj_ext *prev, *next;
+	struct hnode hnode;   /* cache.table (cache lock) */
+	struct list_head lru; /* cache.lru (cache lock), then an obj_reap's list */
 };
 
-static struct obj_ext lru_head = { .prev = &lru_head, .next = &lru_head };
+#define obj_ext_of(o) container_of(o, struct obj_ext, obj)
 
-/* Objects the cache dropped under its lock, chained by hnext: their references put after it */
+/* Objects the cache dropped under its lock, on their lru links: their references put after it */
 struct obj_reap {
-	struct gw_obj *head;
+	struct list_head head;
 };
+
+#define OBJ_REAP_INIT(r) { LIST_HEAD_INIT((r).head) }
 
 static uint64_t now_s(void)
 {
@@ -69,29 +73,6 @@ static uint64_t now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec;
-}
-
-static uint32_t fh_hash(const uint8_t *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-
-	while (n--)
-		h = (h ^ *p++) * 16777619u;
-	return h;
-}
-
-static void lru_unlink(struct obj_ext *e)
-{
-	e->prev->next = e->next;
-	e->next->prev = e->prev;
-}
-
-static void lru_front(struct obj_ext *e)
-{
-	e->next = lru_head.next;
-	e->prev = &lru_head;
-	lru_head.next->prev = e;
-	lru_head.next = e;
 }
 
 static void obj_free(struct gw_obj *o)
@@ -125,6 +106,7 @@ static struct gw_obj *obj_new(void)
 	if (!e)
 		return NULL;
 	atomic_init(&e->obj.refs, 1);
+	list_init(&e->lru);
 	e->obj.fd = e->obj.bfd = e->obj.rfd = -1;
 	e->obj.pseudo = -1;
 	pthread_mutex_init(&e->obj.lock, NULL);
@@ -134,23 +116,26 @@ static struct gw_obj *obj_new(void)
 /* Cached object with these handle bytes, with a reference (cache lock held). */
 static struct gw_obj *cache_find_locked(const uint8_t *fh, size_t len, uint32_t hash)
 {
-	struct gw_obj *o;
+	struct hnode *n;
 
-	for (o = cache.bucket[hash % GW_OBJ_BUCKETS]; o; o = o->hnext)
-		if (o->hash == hash && o->fh.len == len && !memcmp(o->fh.data, fh, len)) {
-			struct obj_ext *e = (struct obj_ext *)o;
+	if (!cache.table.bucket)
+		return NULL;
+	HTABLE_FOR_EACH_HASH(&cache.table, hash, n) {
+		struct obj_ext *e = container_of(n, struct obj_ext, hnode);
+		struct gw_obj *o = &e->obj;
 
-			lru_unlink(e);
-			lru_front(e);
+		if (o->fh.len == len && !memcmp(o->fh.data, fh, len)) {
+			list_move(&e->lru, &cache.lru);
 			o->lru = now_s();
 			return gw_obj_get(o);
 		}
+	}
 	return NULL;
 }
 
 static struct gw_obj *cache_find(const uint8_t *fh, size_t len)
 {
-	uint32_t hash = fh_hash(fh, len);
+	uint32_t hash = hash_fnv1a32(fh, len);
 	struct gw_obj *o;
 
 	pthread_mutex_lock(&cache.lock);
@@ -162,30 +147,25 @@ static struct gw_obj *cache_find(const uint8_t *fh, size_t len)
 /* Take @o out of the cache; its reference goes to @reap (cache lock held). */
 static void cache_remove_locked(struct gw_obj *o, struct obj_reap *reap)
 {
-	struct gw_obj **pp = &cache.bucket[o->hash % GW_OBJ_BUCKETS];
+	struct obj_ext *e = obj_ext_of(o);
 
-	for (; *pp; pp = &(*pp)->hnext)
-		if (*pp == o) {
-			*pp = o->hnext;
-			lru_unlink((struct obj_ext *)o);
-			cache.count--;
-			o->hnext = reap->head; /* the cache's reference, put by cache_unlock() */
-			reap->head = o;
-			return;
-		}
+	/* the table, not the lru link, says whether @o is cached: that link may be on a reap list */
+	if (!cache.table.bucket || !htable_del(&cache.table, &e->hnode))
+		return;
+	/* the cache's reference, put by cache_unlock() */
+	list_move(&e->lru, &reap->head);
 }
 
 /* Release the cache lock, then put what was dropped under it (closing fds maybe). */
 static void cache_unlock(struct obj_reap *reap)
 {
-	struct gw_obj *o, *next;
+	struct obj_ext *e, *next;
 
 	pthread_mutex_unlock(&cache.lock);
-	for (o = reap->head; o; o = next) {
-		next = o->hnext;
-		gw_obj_put(o);
+	list_for_each_entry_safe(e, next, &reap->head, lru) {
+		list_del(&e->lru);
+		gw_obj_put(&e->obj);
 	}
-	reap->head = NULL;
 }
 
 /*
@@ -195,17 +175,16 @@ static void cache_unlock(struct obj_reap *reap)
 static unsigned int cache_trim_locked(size_t keep, bool files_only, struct obj_reap *reap)
 {
 	unsigned int n = 0;
-	struct obj_ext *e;
+	struct obj_ext *e, *prev;
 
-	for (e = lru_head.prev; cache.count > keep && e != &lru_head;) {
-		struct obj_ext *prev = e->prev;
-
+	list_for_each_entry_safe_reverse(e, prev, &cache.lru, lru) {
+		if (cache.table.count <= keep)
+			break;
 		if ((e->obj.xp || !files_only) &&
 		    atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1) {
 			cache_remove_locked(&e->obj, reap);
 			n++;
 		}
-		e = prev;
 	}
 	return n;
 }
@@ -216,23 +195,26 @@ static unsigned int cache_trim_locked(size_t keep, bool files_only, struct obj_r
  */
 static struct gw_obj *cache_insert(struct gw_obj *o)
 {
-	struct obj_reap reap = { NULL };
+	struct obj_reap reap = OBJ_REAP_INIT(reap);
+	uint32_t hash = hash_fnv1a32(o->fh.data, o->fh.len);
+	struct obj_ext *e = obj_ext_of(o);
 	struct gw_obj *old;
 
-	o->hash = fh_hash(o->fh.data, o->fh.len);
 	pthread_mutex_lock(&cache.lock);
-	old = cache_find_locked(o->fh.data, o->fh.len, o->hash);
+	old = cache_find_locked(o->fh.data, o->fh.len, hash);
 	if (old) {
 		pthread_mutex_unlock(&cache.lock);
 		gw_obj_put(o);
 		return old;
 	}
+	if (!cache.table.bucket && htable_init(&cache.table, GW_OBJ_BUCKETS)) {
+		pthread_mutex_unlock(&cache.lock);
+		return o; /* uncached: the caller's reference is the only one */
+	}
 	gw_obj_get(o);
-	o->hnext = cache.bucket[o->hash % GW_OBJ_BUCKETS];
-	cache.bucket[o->hash % GW_OBJ_BUCKETS] = o;
-	lru_front((struct obj_ext *)o);
+	htable_add(&cache.table, &e->hnode, hash);
+	list_add(&e->lru, &cache.lru);
 	o->lru = now_s();
-	cache.count++;
 	cache_trim_locked(atomic_load_explicit(&cache_max, memory_order_relaxed), false, &reap);
 	cache_unlock(&reap);
 	return o;
@@ -240,7 +222,7 @@ static struct gw_obj *cache_insert(struct gw_obj *o)
 
 void gw_obj_forget(struct gw_obj *o)
 {
-	struct obj_reap reap = { NULL };
+	struct obj_reap reap = OBJ_REAP_INIT(reap);
 
 	pthread_mutex_lock(&cache.lock);
 	cache_remove_locked(o, &reap);
@@ -254,11 +236,12 @@ int gw_obj_init(void)
 
 void gw_obj_fini(void)
 {
-	struct obj_reap reap = { NULL };
+	struct obj_reap reap = OBJ_REAP_INIT(reap);
 
 	pthread_mutex_lock(&cache.lock);
-	while (lru_head.next != &lru_head)
-		cache_remove_locked(&lru_head.next->obj, &reap);
+	while (!list_empty(&cache.lru))
+		cache_remove_locked(&list_first_entry(&cache.lru, struct obj_ext, lru)->obj, &reap);
+	htable_fini(&cache.table);
 	cache_unlock(&reap);
 }
 
@@ -272,14 +255,14 @@ size_t gw_obj_cached(void)
 	size_t n;
 
 	pthread_mutex_lock(&cache.lock);
-	n = cache.count;
+	n = cache.table.count;
 	pthread_mutex_unlock(&cache.lock);
 	return n;
 }
 
 unsigned int gw_obj_shed(void)
 {
-	struct obj_reap reap = { NULL };
+	struct obj_reap reap = OBJ_REAP_INIT(reap);
 	unsigned int n;
 
 	pthread_mutex_lock(&cache.lock);
@@ -290,20 +273,17 @@ unsigned int gw_obj_shed(void)
 
 void gw_obj_sweep(void)
 {
-	struct obj_reap reap = { NULL };
+	struct obj_reap reap = OBJ_REAP_INIT(reap);
 	uint64_t now = now_s();
-	struct obj_ext *e;
+	struct obj_ext *e, *prev;
 
 	pthread_mutex_lock(&cache.lock);
 	/* from the cold end: stop at the first object used recently */
-	for (e = lru_head.prev; e != &lru_head;) {
-		struct obj_ext *prev = e->prev;
-
+	list_for_each_entry_safe_reverse(e, prev, &cache.lru, lru) {
 		if (e->obj.lru + GW_OBJ_IDLE > now)
 			break;
 		if (atomic_load_explicit(&e->obj.refs, memory_order_acquire) == 1)
 			cache_remove_locked(&e->obj, &reap);
-		e = prev;
 	}
 	cache_unlock(&reap);
 }
@@ -316,15 +296,13 @@ void gw_obj_flush_pseudo(void)
 
 void gw_obj_flush_xport(const struct gw_xport *xp)
 {
-	struct obj_reap reap = { NULL };
+	struct obj_reap reap = OBJ_REAP_INIT(reap);
 	struct obj_ext *e, *next;
 
 	pthread_mutex_lock(&cache.lock);
-	for (e = lru_head.next; e != &lru_head; e = next) {
-		next = e->next;
+	list_for_each_entry_safe(e, next, &cache.lru, lru)
 		if (e->obj.xp == xp)
 			cache_remove_locked(&e->obj, &reap);
-	}
 	cache_unlock(&reap);
 }
 

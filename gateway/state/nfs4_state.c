@@ -129,6 +129,7 @@ struct nfs4_client *nfs4_client_new(struct nfs4_state *st, const uint8_t *name, 
 		st->next_client = 1;
 	clp->clientid = (uint64_t)st->boot << 32 | st->next_client;
 	clp->renewed = nfs4_now();
+	list_init(&clp->sessions);
 	list_init(&clp->owners);
 	list_add(&clp->list, &st->clients);
 	nfs4_hash_add(&st->client_ids, &clp->hnode, clp->clientid);
@@ -171,8 +172,8 @@ void nfs4_client_expire(struct nfs4_state *st, struct nfs4_client *clp, bool fre
 {
 	if (clp->confirmed && !clp->expired)
 		nfs4_recov_forget(st->recov, clp);
-	while (clp->sessions)
-		nfs4_session_kill(st, clp->sessions);
+	while (!list_empty(&clp->sessions))
+		nfs4_session_kill(st, list_first_entry(&clp->sessions, struct nfs4_session, list));
 	while (!list_empty(&clp->owners))
 		nfs4_owner_release(st, list_first_entry(&clp->owners, struct nfs4_owner, list));
 	if (!free_it) {
@@ -189,10 +190,10 @@ bool nfs4_client_has_state(const struct nfs4_client *clp)
 {
 	const struct nfs4_owner *oo;
 
-	if (clp->sessions)
+	if (!list_empty(&clp->sessions))
 		return true;
 	list_for_each_entry(oo, &clp->owners, list)
-		if (oo->stids)
+		if (!list_empty(&oo->stids))
 			return true;
 	return false;
 }
@@ -258,7 +259,7 @@ struct nfs4_session *nfs4_session_find(struct nfs4_state *st, const uint8_t *id)
 	clp = nfs4_client_by_id(st, clientid);
 	if (!clp)
 		return NULL;
-	for (ses = clp->sessions; ses; ses = ses->next)
+	list_for_each_entry(ses, &clp->sessions, list)
 		if (!ses->dead && !memcmp(ses->id, id, NFS4_SESSIONID_SIZE))
 			return ses;
 	return NULL;
@@ -278,15 +279,9 @@ void nfs4_session_put(struct nfs4_state *st, struct nfs4_session *ses)
 
 void nfs4_session_kill(struct nfs4_state *st, struct nfs4_session *ses)
 {
-	struct nfs4_session **pp;
-
 	if (ses->dead)
 		return;
-	for (pp = &ses->clp->sessions; *pp; pp = &(*pp)->next)
-		if (*pp == ses) {
-			*pp = ses->next;
-			break;
-		}
+	list_del(&ses->list);
 	ses->clp->nsessions--;
 	ses->dead = true;
 	nfs4_session_put(st, ses);
@@ -314,7 +309,7 @@ void nfs4_state_conn_closed(struct gw_srv *s, uint64_t conn_id)
 		return;
 	nfs4_state_lock(st);
 	list_for_each_entry(clp, &st->clients, list)
-		for (ses = clp->sessions; ses; ses = ses->next)
+		list_for_each_entry(ses, &clp->sessions, list)
 			for (i = 0; i < ses->nconns; i++)
 				if (ses->conns[i] == conn_id) {
 					ses->conns[i] = ses->conns[--ses->nconns];
@@ -403,6 +398,7 @@ struct nfs4_owner *nfs4_owner_new(struct nfs4_state *st, struct nfs4_client *clp
 	oo->clp = clp;
 	oo->fresh = true;
 	oo->confirmed = clp->minor >= 1;
+	list_init(&oo->stids);
 	list_add(&oo->list, &clp->owners);
 	if (is_lock) {
 		clp->nlock_owners++;
@@ -429,7 +425,7 @@ void nfs4_owner_put(struct nfs4_state *st, struct nfs4_owner *oo)
 		return;
 	if (oo->unhashed)
 		owner_free(oo);
-	else if (oo->clp->minor >= 1 && !oo->stids)
+	else if (oo->clp->minor >= 1 && list_empty(&oo->stids))
 		nfs4_owner_release(st, oo); /* 4.1: nothing to remember once nothing is open */
 }
 
@@ -444,8 +440,8 @@ void nfs4_owner_release(struct nfs4_state *st, struct nfs4_owner *oo)
 	if (oo->unhashed)
 		return;
 	oo->unhashed = true; /* before the stateids go: nothing releases it twice */
-	while (oo->stids)
-		nfs4_stid_free(st, oo->stids);
+	while (!list_empty(&oo->stids))
+		nfs4_stid_free(st, list_first_entry(&oo->stids, struct nfs4_stid, o_list));
 	list_del(&oo->list);
 	if (oo->is_lock) {
 		oo->clp->nlock_owners--;
@@ -580,6 +576,13 @@ void nfs4_state_fini(struct gw_srv *s)
 	s->state = NULL;
 }
 
+/* The one stateid of @oo is the closed one kept for a CLOSE replay */
+static bool only_closed(const struct nfs4_owner *oo)
+{
+	return oo->last_closed && oo->stids.next == &oo->last_closed->o_list &&
+	       oo->stids.prev == oo->stids.next;
+}
+
 /* 4.0 open owners idle for a lease with nothing open are forgotten (nfsd's close_lru) */
 static void reap_owners(struct nfs4_state *st, struct nfs4_client *clp, time_t now,
 			unsigned int lease)
@@ -588,7 +591,7 @@ static void reap_owners(struct nfs4_state *st, struct nfs4_client *clp, time_t n
 
 	list_for_each_entry_safe(oo, next, &clp->owners, list) {
 		if (!oo->is_lock && !oo->refs &&
-		    (!oo->stids || (oo->stids == oo->last_closed && !oo->stids->o_next)) &&
+		    (list_empty(&oo->stids) || only_closed(oo)) &&
 		    now - oo->used > (time_t)lease)
 			nfs4_owner_release(st, oo);
 	}
@@ -691,7 +694,7 @@ void nfs4_state_get_stats(struct gw_srv *s, struct nfs4_state_stats *out)
 	}
 	HTABLE_FOR_EACH_SAFE(&st->files, i, n, tmp) {
 		f = container_of(n, struct nfs4_file, hnode);
-		for (o = f->opens; o; o = o->f_next)
+		list_for_each_entry(o, &f->opens, f_list)
 			out->opens++;
 		out->locks += (unsigned int)f->locks.n;
 	}

@@ -275,7 +275,7 @@ struct nfs4_slot {
 };
 
 struct nfs4_session {
-	struct nfs4_session *next; /* client's list */
+	struct list_head list; /* client's sessions; dead: an empty list of its own */
 	struct nfs4_client *clp;
 	uint8_t id[NFS4_SESSIONID_SIZE];
 	unsigned int refs; /* 1 while hashed + 1 per COMPOUND using it */
@@ -312,7 +312,7 @@ struct nfs4_client {
 	bool cs_cached;
 	struct nfs4_cs_res cs_res;
 	bool reclaim_done; /* 4.1: RECLAIM_COMPLETE (rca_one_fs false) received */
-	struct nfs4_session *sessions;
+	struct list_head sessions; /* its live sessions (nfs4_session.list), newest first */
 	unsigned int nsessions;
 	struct list_head owners; /* its open and lock owners (nfs4_owner.list) */
 	/* state held, against the limits of gw_state_limits.c */
@@ -352,7 +352,7 @@ struct nfs4_owner {
 	time_t used;	   /* last seqid op (4.0 idle owners are forgotten) */
 	uint8_t *data;
 	uint32_t len;
-	struct nfs4_stid *stids;       /* its stateids (o_next) */
+	struct list_head stids;	       /* its stateids (nfs4_stid.o_list), newest first */
 	struct nfs4_stid *last_closed; /* 4.0: kept for a CLOSE replay */
 	struct nfs4_replay replay;
 };
@@ -362,8 +362,8 @@ struct nfs4_file {
 	uint32_t xid;
 	uint64_t fileid;
 	struct gw_obj *obj;	  /* referenced and pinned: PUTFH finds it even once unlinked */
-	struct nfs4_stid *opens;  /* open stateids (f_next) */
-	struct nfs4_stid *lstids; /* lock stateids (f_next) */
+	struct list_head opens;	  /* open stateids (nfs4_stid.f_list), newest first */
+	struct list_head lstids;  /* lock stateids (nfs4_stid.f_list), newest first */
 	struct nfs4_lset locks;	  /* owner tag: the lock stateid */
 };
 
@@ -371,8 +371,8 @@ enum nfs4_stid_type { NFS4_STID_OPEN = 1, NFS4_STID_LOCK = 2, NFS4_STID_CLOSED =
 
 struct nfs4_stid {
 	struct hnode hnode;	  /* st->stids, by the stateid number in other */
-	struct nfs4_stid *o_next; /* owner's list */
-	struct nfs4_stid *f_next; /* file's list */
+	struct list_head o_list;  /* owner's stids */
+	struct list_head f_list;  /* file's opens or lstids; off it: an empty list of its own */
 	uint8_t type;
 	struct nfs4_stateid sid; /* seqid: the current one */
 	struct nfs4_client *clp;

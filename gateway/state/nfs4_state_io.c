@@ -31,11 +31,12 @@ static uint32_t special_io_check(struct nfs4_state *st, const struct nfs4_statei
 		return NFS4ERR_GRACE; /* it could overwrite a range whose lock is not reclaimed yet */
 	nfs4_state_lock(st);
 	f = nfs4_file_find(st, o, false);
-	for (s = f ? f->opens : NULL; s; s = s->f_next)
-		if (s->deny & (write ? OPEN4_SHARE_DENY_WRITE : OPEN4_SHARE_DENY_READ)) {
-			status = NFS4ERR_LOCKED;
-			break;
-		}
+	if (f)
+		list_for_each_entry(s, &f->opens, f_list)
+			if (s->deny & (write ? OPEN4_SHARE_DENY_WRITE : OPEN4_SHARE_DENY_READ)) {
+				status = NFS4ERR_LOCKED;
+				break;
+			}
 	nfs4_state_unlock(st);
 	return status;
 }

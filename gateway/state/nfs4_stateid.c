@@ -91,6 +91,8 @@ struct nfs4_file *nfs4_file_find(struct nfs4_state *st, const struct gw_obj *o, 
 		return NULL;
 	f->xid = o->xp->id;
 	f->fileid = o->fileid;
+	list_init(&f->opens);
+	list_init(&f->lstids);
 	f->obj = gw_obj_get((struct gw_obj *)o);
 	atomic_fetch_add(&f->obj->pins, 1);
 	nfs4_hash_add(&st->files, &f->hnode, h);
@@ -99,7 +101,7 @@ struct nfs4_file *nfs4_file_find(struct nfs4_state *st, const struct gw_obj *o, 
 
 void nfs4_file_maybe_free(struct nfs4_state *st, struct nfs4_file *f)
 {
-	if (!f || f->opens || f->lstids || f->locks.n)
+	if (!f || !list_empty(&f->opens) || !list_empty(&f->lstids) || f->locks.n)
 		return;
 	htable_del(&st->files, &f->hnode);
 	nfs4_lset_free(&f->locks);
@@ -115,7 +117,7 @@ bool nfs4_file_share_ok(const struct nfs4_file *f, const struct nfs4_stid *excep
 
 	if (!f)
 		return true;
-	for (s = f->opens; s; s = s->f_next) {
+	list_for_each_entry(s, &f->opens, f_list) {
 		/*
 		 * The owner's own open (an upgrade) counts too, as in nfsd:
 		 * access it does not hold yet against its deny, and the new
@@ -157,16 +159,13 @@ struct nfs4_stid *nfs4_stid_new(struct nfs4_state *st, struct nfs4_client *clp,
 	xdr_put_u32(s->sid.other + 4, (uint32_t)clp->clientid);
 	xdr_put_u32(s->sid.other + 8, st->next_stid);
 	nfs4_hash_add(&st->stids, &s->hnode, stid_hash(s->sid.other));
-	s->o_next = oo->stids;
-	oo->stids = s;
+	list_add(&s->o_list, &oo->stids);
 	if (type == NFS4_STID_OPEN) {
-		s->f_next = f->opens;
-		f->opens = s;
+		list_add(&s->f_list, &f->opens);
 		clp->nopens++;
 		st->nopens++;
 	} else {
-		s->f_next = f->lstids;
-		f->lstids = s;
+		list_add(&s->f_list, &f->lstids);
 	}
 	return s;
 }
@@ -185,17 +184,6 @@ struct nfs4_stid *nfs4_stid_hash_find(struct nfs4_state *st, const uint8_t *othe
 	return NULL;
 }
 
-static void unlink_stid(struct nfs4_stid **head, struct nfs4_stid *s, bool by_file)
-{
-	struct nfs4_stid **pp;
-
-	for (pp = head; *pp; pp = by_file ? &(*pp)->f_next : &(*pp)->o_next)
-		if (*pp == s) {
-			*pp = by_file ? s->f_next : s->o_next;
-			return;
-		}
-}
-
 /* Drop what an open stateid holds on its file: lock stateids made from it, fds, the share */
 static void open_detach(struct nfs4_state *st, struct nfs4_stid *s)
 {
@@ -203,16 +191,14 @@ static void open_detach(struct nfs4_state *st, struct nfs4_stid *s)
 	struct nfs4_stid *l, *next;
 	int i;
 
-	for (l = f->lstids; l; l = next) {
-		next = l->f_next;
+	list_for_each_entry_safe(l, next, &f->lstids, f_list)
 		if (l->open == s)
 			nfs4_stid_free(st, l);
-	}
 	for (i = 0; i < 3; i++) {
 		nfs4_state_defer_close(st, s->fds[i]);
 		s->fds[i] = -1;
 	}
-	unlink_stid(&f->opens, s, true);
+	list_del(&s->f_list);
 	s->clp->nopens--;
 	st->nopens--;
 	s->file = NULL;
@@ -230,7 +216,7 @@ void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s)
 
 		s->clp->nlocks -= (unsigned int)n;
 		st->nlocks -= (unsigned int)n;
-		unlink_stid(&s->file->lstids, s, true);
+		list_del(&s->f_list);
 		nfs4_file_maybe_free(st, s->file);
 	}
 	if (s->lfd >= 0) {
@@ -240,12 +226,12 @@ void nfs4_stid_free(struct nfs4_state *st, struct nfs4_stid *s)
 		s->lfd = -1;
 	}
 	htable_del(&st->stids, &s->hnode);
-	unlink_stid(&oo->stids, s, false);
+	list_del(&s->o_list);
 	if (oo->last_closed == s)
 		oo->last_closed = NULL;
 	free(s);
 	/* 4.1 owners have no seqid to remember: they go with their last stateid */
-	if (oo->clp->minor >= 1 && !oo->stids && !oo->unhashed && !oo->refs)
+	if (oo->clp->minor >= 1 && list_empty(&oo->stids) && !oo->unhashed && !oo->refs)
 		nfs4_owner_release(st, oo);
 }
 

@@ -79,6 +79,8 @@ static void test_fnv(void **state)
 	assert_true(hash_fnv1a64("a", 1) == 0xaf63dc4c8601ec8cULL);
 	assert_true(hash_fnv1a32("a", 1) == 0xe40c292cu);
 	assert_true(hash_fnv1a32("foobar", 6) == 0xbf9cf968u);
+	/* lacunad's export id of "/srv/nfs" (gw_export.c), in every file handle it gave out */
+	assert_true(hash_fnv1a32("/srv/nfs", 8) == 0x89bfbee9u);
 }
 
 static void test_list(void **state)

@@ -232,7 +232,7 @@ static struct nfs4_stid *lock_stid_of(struct nfs4_owner *lo, const struct nfs4_f
 {
 	struct nfs4_stid *s;
 
-	for (s = lo->stids; s; s = s->o_next)
+	list_for_each_entry(s, &lo->stids, o_list)
 		if (s->type == NFS4_STID_LOCK && s->file == f)
 			return s;
 	return NULL;
@@ -424,7 +424,7 @@ done:
 		/* a failed first LOCK leaves nothing behind (as nfsd) */
 		nfs4_owner_get(lo);
 		nfs4_stid_free(st, ls);
-		if (made_owner && !lo->stids)
+		if (made_owner && list_empty(&lo->stids))
 			nfs4_owner_release(st, lo);
 		nfs4_owner_put(st, lo);
 	}
@@ -475,10 +475,10 @@ static int lockt_fd(const struct nfs4_file *f, struct nfs4_owner *lo)
 	s = lo ? lock_stid_of(lo, f) : NULL;
 	if (s)
 		return s->lfd;
-	for (s = f->lstids; s; s = s->f_next)
+	list_for_each_entry(s, &f->lstids, f_list)
 		if (s->lfd >= 0)
 			return s->lfd;
-	for (s = f->opens; s; s = s->f_next)
+	list_for_each_entry(s, &f->opens, f_list)
 		for (i = 0; i < 3; i++)
 			if (s->fds[i] >= 0)
 				return s->fds[i];
@@ -645,7 +645,7 @@ uint32_t nfs4_run_release_lockowner(struct nfs4_compound *c, void *args)
 	lo = nfs4_owner_find(clp, true, a->lo.owner, a->lo.len);
 	if (!lo)
 		goto out; /* nothing to release */
-	for (s = lo->stids; s; s = s->o_next)
+	list_for_each_entry(s, &lo->stids, o_list)
 		if (s->file && nfs4_lset_held(&s->file->locks, s)) {
 			status = NFS4ERR_LOCKS_HELD;
 			goto out;

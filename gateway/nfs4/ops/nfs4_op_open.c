@@ -364,7 +364,7 @@ static struct nfs4_stid *owner_open_of(struct nfs4_owner *oo, const struct nfs4_
 {
 	struct nfs4_stid *s;
 
-	for (s = oo->stids; s; s = s->o_next)
+	list_for_each_entry(s, &oo->stids, o_list)
 		if (s->type == NFS4_STID_OPEN && s->file == f)
 			return s;
 	return NULL;

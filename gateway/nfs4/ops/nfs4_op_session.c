@@ -485,8 +485,7 @@ uint32_t nfs4_run_create_session(struct nfs4_compound *c, void *args)
 	new_sessionid(st, clp, ses->id);
 	if (c->conn)
 		nfs4_session_bind_conn(ses, c->conn->id);
-	ses->next = clp->sessions;
-	clp->sessions = ses;
+	list_add(&ses->list, &clp->sessions);
 	clp->nsessions++;
 
 	clp->cs_seqid = a->seqid;
