@@ -347,7 +347,7 @@ int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc);
 
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 
-int gw_obj_init(void);
+/* Drop every cached object (at exit). */
 void gw_obj_fini(void);
 
 /* ---------------------------------------------------------------- handles (gw_fh.c) */

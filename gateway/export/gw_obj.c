@@ -229,11 +229,6 @@ void gw_obj_forget(struct gw_obj *o)
 	cache_unlock(&reap);
 }
 
-int gw_obj_init(void)
-{
-	return 0;
-}
-
 void gw_obj_fini(void)
 {
 	struct obj_reap reap = OBJ_REAP_INIT(reap);
