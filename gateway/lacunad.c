@@ -222,7 +222,7 @@ static void *signal_thread(void *arg)
 /*
  * Notices lacunafs mounts that die and picks up their new mounts
  * (gw_exports_watch), and retries failed arena registrations
- * (gw_xports_atomic_check): both may wait on a lacunafs that hangs.
+ * (gw_exports_atomic_check): both may wait on a lacunafs that hangs.
  */
 static void *watch_thread(void *arg)
 {
@@ -232,7 +232,7 @@ static void *watch_thread(void *arg)
 	while (!atomic_load(&s->stopping)) {
 		nanosleep(&tick, NULL);
 		gw_exports_watch(s);
-		gw_xports_atomic_check(s);
+		gw_exports_atomic_check(s);
 	}
 	return NULL;
 }

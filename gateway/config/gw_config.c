@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Reading lacunad.conf (docs/lacunad.conf.5.md): lines, words and
- * settings lines "key = value" (export lines are gw_exports.c's; the
+ * settings lines "key = value" (export lines are gw_conf_exports.c's; the
  * settings' values are the settings table's, config/gw_settings.c), and
  * the one-export configuration of the command line.
  *
@@ -65,7 +65,7 @@ void gw_config_free(struct gw_config *cfg)
 	if (!cfg)
 		return;
 	for (i = 0; i < cfg->nexports; i++)
-		gw_export_free(&cfg->exports[i]);
+		gw_export_conf_free(&cfg->exports[i]);
 	free(cfg->exports);
 	gw_settings_free(cfg);
 	free(cfg->source);
@@ -483,7 +483,7 @@ int gw_config_from_args(const char *dir, const char *opts, const char *listen,
 	struct gw_err e = { .fn = err_fn, .arg = arg, .file = "command line" };
 	struct gw_fsid fsid = { .kind = GW_FSID_NONE };
 	struct gw_config *cfg;
-	struct gw_export *exp;
+	struct gw_export_conf *exp;
 	struct gw_opts o;
 	char why[GW_WHY_MAX], rw[] = "rw", *list = NULL;
 	bool has_port;
@@ -559,7 +559,7 @@ int gw_config_check_paths(const struct gw_config *cfg, gw_err_fn *err_fn, void *
 	int rc = 0;
 
 	for (i = 0; i < cfg->nexports; i++) {
-		const struct gw_export *exp = &cfg->exports[i];
+		const struct gw_export_conf *exp = &cfg->exports[i];
 
 		if (stat(exp->path, &st) < 0) {
 			if (!rc)

@@ -108,7 +108,7 @@ enum gw_fsid_kind {
 	GW_FSID_ROOT, /* fsid=root or fsid=0 */
 };
 
-struct gw_export {
+struct gw_export_conf {
 	char *path;   /* absolute, normalized */
 	char *pseudo; /* where NFSv4 clients see it */
 	unsigned int line;
@@ -145,7 +145,7 @@ struct gw_config {
 	struct sockaddr_storage metrics; /* metrics_listen; ss_family 0: none */
 	socklen_t metrics_len;
 	struct gw_limits limits;
-	struct gw_export *exports;
+	struct gw_export_conf *exports;
 	size_t nexports;
 };
 
@@ -197,7 +197,8 @@ void gw_settings_write_man(FILE *out);
  * anything else is refused): the first matching rule in line order, as
  * exports(5) does, or NULL when access is denied.
  */
-const struct gw_client *gw_export_match(const struct gw_export *exp, const struct sockaddr *sa);
+const struct gw_client *gw_export_conf_match(const struct gw_export_conf *exp,
+					     const struct sockaddr *sa);
 
 /* AUTH_SYS credentials as a client sent them. */
 struct gw_cred {

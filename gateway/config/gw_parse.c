@@ -384,7 +384,8 @@ static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned int bits)
 	return ((a[n] ^ b[n]) & m) == 0;
 }
 
-const struct gw_client *gw_export_match(const struct gw_export *exp, const struct sockaddr *sa)
+const struct gw_client *gw_export_conf_match(const struct gw_export_conf *exp,
+					     const struct sockaddr *sa)
 {
 	uint8_t a[16];
 	size_t i;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Private to lacunad's configuration layer (gw_config.c, gw_exports.c,
+ * Private to lacunad's configuration layer (gw_config.c, gw_conf_exports.c,
  * gw_parse.c, gw_cli.c): error reporting with a position, the state of
  * reading a file, and the parsers of single
  * values (numbers, sizes, booleans, log levels, addresses) and of the
@@ -64,13 +64,13 @@ void gw_settings_settle(struct gw_config *cfg);
  */
 int gw_next_word(struct gw_loader *ld, char **pp, char **word, unsigned int *line);
 
-/* An export line (gw_exports.c); p is at its first word. */
+/* An export line (gw_conf_exports.c); p is at its first word. */
 void gw_parse_export(struct gw_loader *ld, char *p);
 
 /* Checks across all exports, and each one's place in the pseudo tree. */
 int gw_check_exports(struct gw_config *cfg, struct gw_err *err);
 
-void gw_export_free(struct gw_export *exp);
+void gw_export_conf_free(struct gw_export_conf *exp);
 
 /*
  * Decimal only, no sign, no blanks. -EINVAL: not a number (or junk after

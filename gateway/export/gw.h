@@ -64,7 +64,7 @@
  * new exports, registering with lacunafs: everything that may block on a
  * hung lacunafs) holding nothing a COMPOUND needs, then publishes it with
  * one pointer swap; the old one is freed when its last user drops it.
- * The exports themselves (struct gw_xport) outlive snapshots: one that
+ * The exports themselves (struct gw_export) outlive snapshots: one that
  * several snapshots serve is the same object in each, and it is never
  * freed while the server runs, so file objects and open state may point
  * at it whatever snapshot they were made under.
@@ -119,7 +119,7 @@ struct gw_fh {
 };
 
 /* One export as it runs. Never freed while the server runs (reloads keep it). */
-struct gw_xport {
+struct gw_export {
 	uint32_t id;	 /* hash of cfg path: bytes 4-7 of its handles */
 	char *path;	 /* exported directory (normally a lacunafs mount) */
 	char *back_path; /* backing directory: realpath, no trailing '/' */
@@ -165,7 +165,7 @@ struct gw_obj {
 	/* NFSv4 state on the file (nfs4_file): its handle stays valid once unlinked */
 	atomic_uint pins;
 	struct gw_fh fh;
-	struct gw_xport *xp; /* NULL for a pseudo directory */
+	struct gw_export *xp; /* NULL for a pseudo directory */
 	int pseudo;	     /* pseudo node index, or -1 */
 	int fd;		     /* O_PATH under xp->path (-1 for pseudo) */
 	int bfd;	     /* O_PATH under xp->back_path (may equal fd) */
@@ -252,9 +252,9 @@ struct gw_stats {
 struct gw_snap {
 	atomic_uint refs;
 	struct gw_config *cfg;
-	struct gw_xport **xports; /* xports[i] serves cfg->exports[i] */
+	struct gw_export **xports; /* xports[i] serves cfg->exports[i] */
 	int *pseudo_node;	  /* by index in cfg->exports: its pseudo node, -1: the root */
-	int *cfg_idx;		  /* by gw_xport.slot (< nslots): index in cfg->exports or -1 */
+	int *cfg_idx;		  /* by gw_export.slot (< nslots): index in cfg->exports or -1 */
 	size_t nslots;
 	const uint8_t *fh_key; /* gw_srv.fh_key */
 	struct gw_pseudo pseudo[GW_PSEUDO_MAX];
@@ -265,7 +265,7 @@ struct gw_srv {
 	pthread_mutex_t snap_lock;   /* guards the pointer snap (and nothing else) */
 	struct gw_snap *snap;	     /* the configuration in force */
 	pthread_mutex_t reload_lock; /* one reload at a time; guards xports */
-	struct gw_xport **xports;    /* every export ever configured, by slot */
+	struct gw_export **xports;   /* every export ever configured, by slot */
 	size_t nxports;
 	struct chunk_pool *pool;  /* large chunks: records of WRITEs, READ data, replies */
 	struct chunk_pool *small; /* small chunks: records of small calls */
@@ -320,9 +320,9 @@ void gw_exports_unload(struct gw_srv *s);
 struct gw_snap *gw_snap_get(struct gw_srv *s);
 void gw_snap_put(struct gw_snap *sn);
 /* The export with id @id, NULL if @sn does not serve it. */
-struct gw_xport *gw_xport_find(const struct gw_snap *sn, uint32_t id);
+struct gw_export *gw_export_find(const struct gw_snap *sn, uint32_t id);
 /* The pseudo node @xp is mounted on in @sn (-1: it is the root): false if @sn does not serve it. */
-bool gw_xport_node(const struct gw_snap *sn, const struct gw_xport *xp, int *node);
+bool gw_export_node(const struct gw_snap *sn, const struct gw_export *xp, int *node);
 /*
  * Once a second: notice lacunafs mounts that died and pick up their new
  * mount at the same place. Runs on a thread of its own: a probe may wait
@@ -330,20 +330,21 @@ bool gw_xport_node(const struct gw_snap *sn, const struct gw_xport *xp, int *nod
  */
 void gw_exports_watch(struct gw_srv *s);
 /* Its configuration entry in @sn, NULL when @sn does not serve it. */
-const struct gw_export *gw_xport_cfg(const struct gw_snap *sn, const struct gw_xport *xp);
+const struct gw_export_conf *gw_export_conf_of(const struct gw_snap *sn,
+					       const struct gw_export *xp);
 
 /*
  * Count the lacunafs exports served without atomic sparse reads, warn
  * while there are some, and retry their registration with lacunafs
- * (gw_xport_atomic.c). Called once a second.
+ * (gw_export_atomic.c). Called once a second.
  */
-void gw_xports_atomic_check(struct gw_srv *s);
+void gw_exports_atomic_check(struct gw_srv *s);
 /*
  * Register xp->pool (the server's large pool) as the arena of @xp's lacunafs mount: 0 and a client
  * in *lc; -EFBIG when the pool is larger than that lacunafs takes,
  * -EOPNOTSUPP without a memfd pool, else the errno of the attempt.
  */
-int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc);
+int gw_export_register(struct gw_export *xp, struct lacuna_client **lc);
 
 /* ---------------------------------------------------------------- objects (gw_obj.c) */
 
@@ -397,7 +398,7 @@ void gw_obj_sweep(void);
 /* Drop the pseudo directories from the cache (a reload put a new tree in force). */
 void gw_obj_flush_pseudo(void);
 /* Drop every object of @xp from the cache (its mount was replaced); NULL: the pseudo directories */
-void gw_obj_flush_xport(const struct gw_xport *xp);
+void gw_obj_flush_export(const struct gw_export *xp);
 /* Keep at most @n objects cached (max_cached_files; those held by others stay). */
 void gw_obj_set_max(unsigned int n);
 /* Objects cached now. */

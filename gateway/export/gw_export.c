@@ -45,8 +45,7 @@
 #include "lacuna/lacuna.h"
 #include "log.h"
 
-
-static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc);
+static int open_sparse_client(struct gw_export *xp, struct lacuna_client **lc);
 
 /*
  * The export id, bytes 4-7 of every file handle: FNV-1a 32 of the
@@ -134,7 +133,7 @@ static int find_mount(const char *real, char *mnt, char *type, char *src, size_t
 	return found ? 0 : -ENOENT;
 }
 
-static int make_root_fh(struct gw_xport *xp, struct stat *st)
+static int make_root_fh(struct gw_export *xp, struct stat *st)
 {
 	struct {
 		struct file_handle fh;
@@ -162,7 +161,7 @@ static int make_root_fh(struct gw_xport *xp, struct stat *st)
  * when lacunafs can reflink there (LACUNA_IOC_INFO), else 0 (ext4, a
  * plain directory, a lacunafs without the clone ioctl).
  */
-static void xport_clone_probe(struct gw_xport *xp)
+static void export_clone_probe(struct gw_export *xp)
 {
 	struct lacuna_info info;
 	uint64_t blk = 0;
@@ -179,7 +178,7 @@ static void xport_clone_probe(struct gw_xport *xp)
 	__atomic_store_n(&xp->clone_blksize, blk, __ATOMIC_RELEASE);
 }
 
-static int xport_open(struct gw_xport *xp, const struct gw_export *e)
+static int export_open(struct gw_export *xp, const struct gw_export_conf *e)
 {
 	char real[PATH_MAX], mnt[PATH_MAX], type[PATH_MAX], src[PATH_MAX];
 	struct stat st, bst;
@@ -262,7 +261,7 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
 		err = open_sparse_client(xp, &xp->lc);
 		if (err)
 			return err;
-		xport_clone_probe(xp);
+		export_clone_probe(xp);
 	}
 	log_info("export %s%s%s (id %08x)", real, xp->lacunafs ? ": lacunafs over " : "",
 		 xp->lacunafs ? xp->back_path : ": plain directory, sparse reads not atomic",
@@ -278,7 +277,7 @@ static int xport_open(struct gw_xport *xp, const struct gw_export *e)
  * atomic. A pool larger than the mount takes as an arena (a max_record
  * too large for it) is refused: that would silently give up atomicity.
  */
-int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc)
+int gw_export_register(struct gw_export *xp, struct lacuna_client **lc)
 {
 	struct lacuna_info info;
 	int fd, err;
@@ -301,9 +300,9 @@ int gw_xport_register(struct gw_xport *xp, struct lacuna_client **lc)
 	return err;
 }
 
-static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc)
+static int open_sparse_client(struct gw_export *xp, struct lacuna_client **lc)
 {
-	int err = gw_xport_register(xp, lc);
+	int err = gw_export_register(xp, lc);
 
 	if (err == -EFBIG) {
 		log_err("%s: the buffer pool max_record makes (%zu MiB) is more than this "
@@ -317,7 +316,7 @@ static int open_sparse_client(struct gw_xport *xp, struct lacuna_client **lc)
 	return 0;
 }
 
-static void xport_free(struct gw_xport *xp)
+static void export_free(struct gw_export *xp)
 {
 	if (xp->lc)
 		lacuna_client_close(xp->lc);
@@ -332,7 +331,7 @@ static void xport_free(struct gw_xport *xp)
 	free(xp);
 }
 
-struct gw_xport *gw_xport_find(const struct gw_snap *sn, uint32_t id)
+struct gw_export *gw_export_find(const struct gw_snap *sn, uint32_t id)
 {
 	size_t i;
 
@@ -343,19 +342,19 @@ struct gw_xport *gw_xport_find(const struct gw_snap *sn, uint32_t id)
 }
 
 /* Index of @xp in @sn's configuration, or -1. */
-static int snap_index(const struct gw_snap *sn, const struct gw_xport *xp)
+static int snap_index(const struct gw_snap *sn, const struct gw_export *xp)
 {
 	return xp->slot < sn->nslots ? sn->cfg_idx[xp->slot] : -1;
 }
 
-const struct gw_export *gw_xport_cfg(const struct gw_snap *sn, const struct gw_xport *xp)
+const struct gw_export_conf *gw_export_conf_of(const struct gw_snap *sn, const struct gw_export *xp)
 {
 	int i = snap_index(sn, xp);
 
 	return i < 0 ? NULL : &sn->cfg->exports[i];
 }
 
-bool gw_xport_node(const struct gw_snap *sn, const struct gw_xport *xp, int *node)
+bool gw_export_node(const struct gw_snap *sn, const struct gw_export *xp, int *node)
 {
 	int i = snap_index(sn, xp);
 
@@ -406,7 +405,7 @@ static int pseudo_build(struct gw_snap *s)
 	s->pseudo[0].fileid = 1;
 	gw_fh_make(s->fh_key, &s->pseudo[0].fh, GW_FH_PSEUDO, 0, 0, NULL, 0);
 	for (i = 0; i < s->cfg->nexports; i++) {
-		struct gw_xport *xp = s->xports[i];
+		struct gw_export *xp = s->xports[i];
 		const char *p = s->cfg->exports[i].pseudo;
 		int node = 0;
 
@@ -474,7 +473,7 @@ static bool dead_errno(int err)
 }
 
 /* A new lacunafs mounted at xp->path over the same backing directory: take it. */
-static int xport_revive(struct gw_xport *xp)
+static int export_revive(struct gw_export *xp)
 {
 	char mnt[PATH_MAX], type[PATH_MAX], src[PATH_MAX], back[PATH_MAX * 2];
 	struct lacuna_client *lc = NULL;
@@ -507,7 +506,7 @@ static int xport_revive(struct gw_xport *xp)
 		return err;
 	}
 	open_sparse_client(xp, &lc);
-	xport_clone_probe(xp);
+	export_clone_probe(xp);
 	retire_fd(xp->fd);
 	retire_fd(xp->hfd);
 	retire_fd(xp->bfd);
@@ -517,14 +516,14 @@ static int xport_revive(struct gw_xport *xp)
 	__atomic_store_n(&xp->bfd, bfd, __ATOMIC_RELEASE);
 	__atomic_store_n(&xp->fd, fd, __ATOMIC_RELEASE);
 	atomic_fetch_add(&xp->gen, 1);
-	gw_obj_flush_xport(xp);
+	gw_obj_flush_export(xp);
 	atomic_store(&xp->dead, false);
 	log_info("export %s: lacunafs is mounted again over %s: serving it%s", xp->path,
 		 xp->back_path, lc ? "" : " (sparse reads not atomic)");
 	return 0;
 }
 
-static void xport_watch(struct gw_xport *xp)
+static void export_watch(struct gw_export *xp)
 {
 	struct stat st;
 	int err;
@@ -534,12 +533,12 @@ static void xport_watch(struct gw_xport *xp)
 		if (!dead_errno(err))
 			return;
 		atomic_store(&xp->dead, true);
-		gw_obj_flush_xport(xp);
+		gw_obj_flush_export(xp);
 		log_err("export %s: lacunafs is gone (%s): answering NFS4ERR_DELAY until it is "
 			"mounted again there",
 			xp->path, strerror(err));
 	}
-	xport_revive(xp);
+	export_revive(xp);
 }
 
 void gw_exports_watch(struct gw_srv *s)
@@ -550,7 +549,7 @@ void gw_exports_watch(struct gw_srv *s)
 	/* a snapshot reference holds up no reload, however long a probe waits */
 	for (i = 0; sn && i < sn->cfg->nexports; i++)
 		if (sn->xports[i]->lacunafs)
-			xport_watch(sn->xports[i]);
+			export_watch(sn->xports[i]);
 	gw_snap_put(sn);
 }
 
@@ -585,10 +584,10 @@ void gw_snap_put(struct gw_snap *sn)
 }
 
 /* The export for @e: the one a reload keeps, or a new one opened into the registry. */
-static int xport_get(struct gw_srv *s, const struct gw_export *e, struct gw_xport **out)
+static int export_get(struct gw_srv *s, const struct gw_export_conf *e, struct gw_export **out)
 {
 	uint32_t id = fnv1a(e->path);
-	struct gw_xport *xp, **nx;
+	struct gw_export *xp, **nx;
 	size_t j;
 	int err;
 
@@ -604,7 +603,7 @@ static int xport_get(struct gw_srv *s, const struct gw_export *e, struct gw_xpor
 	xp->fh_key = s->fh_key;
 	xp->pool = s->pool;
 	xp->slot = (uint32_t)s->nxports;
-	err = xport_open(xp, e);
+	err = export_open(xp, e);
 	if (err)
 		goto out_free;
 	nx = realloc(s->xports, (s->nxports + 1) * sizeof(*nx));
@@ -618,7 +617,7 @@ static int xport_get(struct gw_srv *s, const struct gw_export *e, struct gw_xpor
 	return 0;
 
 out_free:
-	xport_free(xp);
+	export_free(xp);
 	return err;
 }
 
@@ -636,7 +635,7 @@ static int snap_build(struct gw_srv *s, struct gw_config *cfg, struct gw_snap **
 	if (!sn->xports || !sn->pseudo_node)
 		goto out_free;
 	for (i = 0; i < cfg->nexports; i++) {
-		err = xport_get(s, &cfg->exports[i], &sn->xports[i]);
+		err = export_get(s, &cfg->exports[i], &sn->xports[i]);
 		if (err)
 			goto out_free;
 	}

@@ -286,10 +286,10 @@ void gw_obj_sweep(void)
 /* Drop every pseudo directory from the cache (the tree is rebuilt on reload). */
 void gw_obj_flush_pseudo(void)
 {
-	gw_obj_flush_xport(NULL); /* pseudo directories have no export */
+	gw_obj_flush_export(NULL); /* pseudo directories have no export */
 }
 
-void gw_obj_flush_xport(const struct gw_xport *xp)
+void gw_obj_flush_export(const struct gw_export *xp)
 {
 	struct obj_reap reap = OBJ_REAP_INIT(reap);
 	struct obj_ext *e, *next;
@@ -318,7 +318,7 @@ static struct gw_obj *pseudo_obj(const struct gw_snap *s, uint32_t idx)
 	return cache_insert(o);
 }
 
-static int make_fh(struct gw_xport *xp, int bfd, struct gw_fh *fh)
+static int make_fh(struct gw_export *xp, int bfd, struct gw_fh *fh)
 {
 	struct {
 		struct file_handle fh;
@@ -335,7 +335,7 @@ static int make_fh(struct gw_xport *xp, int bfd, struct gw_fh *fh)
 }
 
 /* An object for fds already open (both consumed), cached. */
-static int file_obj(struct gw_xport *xp, int fd, int bfd, const struct stat *st,
+static int file_obj(struct gw_export *xp, int fd, int bfd, const struct stat *st,
 		    const struct gw_fh *fh, struct gw_obj **out)
 {
 	struct gw_obj *o = obj_new();
@@ -356,7 +356,7 @@ static int file_obj(struct gw_xport *xp, int fd, int bfd, const struct stat *st,
 	return 0;
 }
 
-static struct gw_obj *export_root(struct gw_xport *xp, int *err)
+static struct gw_obj *export_root(struct gw_export *xp, int *err)
 {
 	struct gw_obj *o = cache_find(xp->root_fh.data, xp->root_fh.len);
 	struct stat st;
@@ -404,7 +404,7 @@ struct gw_obj *gw_obj_root(const struct gw_snap *s)
  * Open @rel (relative to the export root, "" for the root itself) under
  * the served directory and check it is the inode @bst describes.
  */
-static int open_served(struct gw_xport *xp, const char *rel, const struct stat *bst, int *fd)
+static int open_served(struct gw_export *xp, const char *rel, const struct stat *bst, int *fd)
 {
 	struct stat st;
 
@@ -427,7 +427,7 @@ static int open_served(struct gw_xport *xp, const char *rel, const struct stat *
  * looked up by name since the caches were dropped, is "/") or -EXDEV (a
  * path outside the export).
  */
-static int backing_rel(struct gw_xport *xp, int bfd, char *rel, size_t size)
+static int backing_rel(struct gw_export *xp, int bfd, char *rel, size_t size)
 {
 	char link[32], path[PATH_MAX + 16];
 	ssize_t n;
@@ -452,7 +452,7 @@ static int backing_rel(struct gw_xport *xp, int bfd, char *rel, size_t size)
  * backing dentry is disconnected: after a reboot, nothing has looked its
  * name up yet and the kernel knows no path for it.
  */
-static int open_by_lfs_handle(struct gw_xport *xp, const struct file_handle *h,
+static int open_by_lfs_handle(struct gw_export *xp, const struct file_handle *h,
 			      const struct stat *bst, int *fd)
 {
 	char name[sizeof(LACUNA_FH_NAME) + 8 + 2 * LACUNA_FH_NAME_BYTES];
@@ -485,7 +485,7 @@ static int resolve_file(const struct gw_snap *s, const uint8_t *fh, size_t len, 
 		struct file_handle fh;
 		uint8_t buf[GW_FH_HANDLE_MAX];
 	} h;
-	struct gw_xport *xp = gw_xport_find(s, xdr_get_u32(fh + 4));
+	struct gw_export *xp = gw_export_find(s, xdr_get_u32(fh + 4));
 	size_t hdr = gw_fh_hdr(fh);
 	char rel[PATH_MAX + 16];
 	struct gw_fh gfh;
@@ -636,7 +636,7 @@ static int obj_from_fh(const struct gw_snap *s, const uint8_t *fh, size_t len, s
 /* @name under a real directory; ".." allowed (LOOKUPP). */
 static int lookup_file(struct gw_obj *dir, const char *name, struct gw_obj **out)
 {
-	struct gw_xport *xp = dir->xp;
+	struct gw_export *xp = dir->xp;
 	struct stat st, bst;
 	struct gw_fh fh;
 	int fd, bfd, err, tries;
@@ -723,7 +723,7 @@ int gw_obj_parent(const struct gw_snap *s, struct gw_obj *dir, struct gw_obj **o
 	if (dir->fh.len == dir->xp->root_fh.len &&
 	    !memcmp(dir->fh.data, dir->xp->root_fh.data, dir->fh.len)) {
 		/* the export root: up into the pseudo filesystem */
-		if (!gw_xport_node(s, dir->xp, &node))
+		if (!gw_export_node(s, dir->xp, &node))
 			return -ESTALE; /* no longer exported */
 		if (node < 0)
 			return -ENOENT;

@@ -78,7 +78,7 @@
 #define SUPP1_WORD2 W2(FATTR4_SUPPATTR_EXCLCREAT)
 /* RFC 7862 and 8276 (4.2) */
 #define SUPP2_WORD2 W2(FATTR4_XATTR_SUPPORT)
-/* RFC 7862, where the export can reflink (gw_xport.clone_blksize) */
+/* RFC 7862, where the export can reflink (gw_export.clone_blksize) */
 #define CLONE_WORD2 W2(FATTR4_CLONE_BLKSIZE)
 
 #define WRITABLE_WORD0 W0(FATTR4_SIZE)
@@ -274,12 +274,12 @@ static uint32_t ftype_of(mode_t mode)
 static uint64_t mounted_on_fileid(const struct nfs4_compound *c, const struct gw_obj *o)
 {
 	const struct gw_snap *s = c->snap;
-	const struct gw_xport *xp = o->xp;
+	const struct gw_export *xp = o->xp;
 	int node;
 
 	if (!xp || o->fh.len != xp->root_fh.len || memcmp(o->fh.data, xp->root_fh.data, o->fh.len))
 		return o->fileid;
-	if (gw_xport_node(s, xp, &node) && node > 0 && (uint32_t)node < s->npseudo)
+	if (gw_export_node(s, xp, &node) && node > 0 && (uint32_t)node < s->npseudo)
 		return s->pseudo[node].fileid;
 	return o->fileid;
 }

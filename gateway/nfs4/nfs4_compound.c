@@ -194,7 +194,7 @@ static uint32_t check_pseudo(const struct nfs4_compound *c, bool port)
 	size_t i;
 
 	for (i = 0; i < c->snap->cfg->nexports; i++) {
-		rule = gw_export_match(&c->snap->cfg->exports[i], peer);
+		rule = gw_export_conf_match(&c->snap->cfg->exports[i], peer);
 		if (rule && (!port || port_ok(c, rule)))
 			return NFS4_OK;
 		admitted |= rule != NULL;
@@ -206,7 +206,7 @@ static uint32_t check_pseudo(const struct nfs4_compound *c, bool port)
 
 uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o)
 {
-	const struct gw_export *exp;
+	const struct gw_export_conf *exp;
 	const struct gw_client *rule;
 	uint32_t st;
 
@@ -216,10 +216,10 @@ uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o)
 		st = check_pseudo(c, true);
 		return st == NFS4ERR_ACCESS ? NFS4_OK : st;
 	}
-	exp = gw_xport_cfg(c->snap, o->xp);
+	exp = gw_export_conf_of(c->snap, o->xp);
 	if (!exp)
 		return NFS4_OK;
-	rule = gw_export_match(exp, (const struct sockaddr *)&c->conn->peer);
+	rule = gw_export_conf_match(exp, (const struct sockaddr *)&c->conn->peer);
 	if (!rule || port_ok(c, rule))
 		return NFS4_OK;
 	return port_refused(c, exp->path);
@@ -233,7 +233,7 @@ uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o)
 uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 {
 	const struct sockaddr *peer = (const struct sockaddr *)&c->conn->peer;
-	const struct gw_export *exp;
+	const struct gw_export_conf *exp;
 	const struct gw_client *rule;
 	uint32_t st;
 
@@ -244,10 +244,10 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 		c->rule = NULL;
 		return NFS4_OK;
 	}
-	exp = gw_xport_cfg(c->snap, o->xp);
+	exp = gw_export_conf_of(c->snap, o->xp);
 	if (!exp)
 		return NFS4ERR_STALE; /* the export was removed by a reload */
-	rule = gw_export_match(exp, peer);
+	rule = gw_export_conf_match(exp, peer);
 	if (!rule)
 		return NFS4ERR_ACCESS;
 	if (!port_ok(c, rule))

@@ -86,7 +86,7 @@ static bool gw_state_addr_listed(const struct nfs4_caller *who)
 	size_t i;
 
 	for (i = 0; i < cfg->nexports; i++)
-		if (gw_export_match(&cfg->exports[i], (const struct sockaddr *)who->peer))
+		if (gw_export_conf_match(&cfg->exports[i], (const struct sockaddr *)who->peer))
 			return true;
 	return false;
 }

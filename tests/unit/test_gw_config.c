@@ -145,16 +145,16 @@ static void to_sockaddr(const char *addr, struct sockaddr_storage *ss)
 	ss->ss_family = AF_INET6;
 }
 
-static const struct gw_client *match(const struct gw_export *exp, const char *addr)
+static const struct gw_client *match(const struct gw_export_conf *exp, const char *addr)
 {
 	struct sockaddr_storage ss;
 
 	to_sockaddr(addr, &ss);
-	return gw_export_match(exp, (struct sockaddr *)&ss);
+	return gw_export_conf_match(exp, (struct sockaddr *)&ss);
 }
 
 /* The spec of the rule addr matches, or "-" when denied. */
-static const char *match_spec(const struct gw_export *exp, const char *addr)
+static const char *match_spec(const struct gw_export_conf *exp, const char *addr)
 {
 	const struct gw_client *c = match(exp, addr);
 
@@ -515,7 +515,7 @@ static void test_default_options(void **state)
 static void test_client_specs(void **state)
 {
 	struct gw_config *cfg;
-	const struct gw_export *x;
+	const struct gw_export_conf *x;
 	struct errs e;
 
 	cfg = load_ok("/s * 10.1.2.3 10.0.0.0/8 192.168.0.0/255.255.0.0 ::1 fd00::/64 "
@@ -577,7 +577,7 @@ static void test_client_specs(void **state)
 static void test_match_prefixes(void **state)
 {
 	struct gw_config *cfg;
-	const struct gw_export *x;
+	const struct gw_export_conf *x;
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
 
 	/* /0 of IPv4 is every IPv4 client and no IPv6 one */
@@ -630,8 +630,8 @@ static void test_match_prefixes(void **state)
 	x = &cfg->exports[6];
 	assert_string_equal(match_spec(x, "10.0.0.1"), "*");
 	assert_string_equal(match_spec(x, "fe80::1"), "*");
-	assert_null(gw_export_match(x, (struct sockaddr *)&un)); /* neither v4 nor v6 */
-	assert_null(gw_export_match(x, NULL));
+	assert_null(gw_export_conf_match(x, (struct sockaddr *)&un)); /* neither v4 nor v6 */
+	assert_null(gw_export_conf_match(x, NULL));
 
 	x = &cfg->exports[7]; /* a v4-mapped rule admits plain IPv4 clients */
 	assert_string_equal(match_spec(x, "172.16.5.5"), "::ffff:172.16.0.0/108");
@@ -643,7 +643,7 @@ static void test_match_first(void **state)
 {
 	struct gw_config *cfg;
 	const struct gw_client *c;
-	const struct gw_export *x;
+	const struct gw_export_conf *x;
 
 	/* the first matching rule in line order wins, as in exports(5) */
 	cfg = load_ok("/srv/data 127.0.0.1/32(rw,no_root_squash) 10.0.0.0/8(ro) *(ro,all_squash)\n"
@@ -1078,7 +1078,7 @@ static void test_from_args(void **state)
 {
 	struct fixture_dir d;
 	struct gw_config *cfg = (void *)1;
-	const struct gw_export *x;
+	const struct gw_export_conf *x;
 	const struct gw_client *c;
 	struct errs e = { 0 };
 	char a[64], rel[PATH_MAX + 8], cwd[PATH_MAX];

@@ -379,7 +379,7 @@ struct fx {
 	struct gw_config cfg;
 	struct gw_srv srv;
 	struct gw_snap snap;
-	struct gw_xport xp, *xps[1];
+	struct gw_export xp, *xps[1];
 	int pseudo_node[1], cfg_idx[1];
 	struct nfs4_compound c;
 };

@@ -253,11 +253,11 @@ static uint32_t secinfo_encode(struct nfs4_compound *c, const struct gw_obj *o)
 		if (c->cfh && c->cfh->xp == o->xp)
 			rule = c->rule;
 		if (!rule) {
-			const struct gw_export *exp = gw_xport_cfg(c->snap, o->xp);
+			const struct gw_export_conf *exp = gw_export_conf_of(c->snap, o->xp);
 
 			if (exp)
-				rule = gw_export_match(exp,
-						       (const struct sockaddr *)&c->conn->peer);
+				rule = gw_export_conf_match(
+					exp, (const struct sockaddr *)&c->conn->peer);
 		}
 		if (!rule)
 			return NFS4ERR_ACCESS;

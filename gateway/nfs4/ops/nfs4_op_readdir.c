@@ -317,12 +317,12 @@ out_close:
 static bool rd_pseudo_visible(const struct rd *r, const struct gw_pseudo *p)
 {
 	const struct gw_snap *s = r->c->snap;
-	const struct gw_export *exp;
+	const struct gw_export_conf *exp;
 
 	if (p->xport < 0)
 		return true;
-	exp = gw_xport_cfg(s, s->xports[p->xport]);
-	return exp && gw_export_match(exp, (const struct sockaddr *)&r->c->conn->peer);
+	exp = gw_export_conf_of(s, s->xports[p->xport]);
+	return exp && gw_export_conf_match(exp, (const struct sockaddr *)&r->c->conn->peer);
 }
 
 /*

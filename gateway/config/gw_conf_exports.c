@@ -18,7 +18,7 @@
 
 #include "gw_parse.h"
 
-void gw_export_free(struct gw_export *exp)
+void gw_export_conf_free(struct gw_export_conf *exp)
 {
 	size_t i;
 
@@ -68,7 +68,7 @@ static int normalize_path(const char *in, char out[PATH_MAX], char *why)
 	return 0;
 }
 
-static int add_client(struct gw_export *exp, size_t *cap, const struct gw_client *c)
+static int add_client(struct gw_export_conf *exp, size_t *cap, const struct gw_client *c)
 {
 	struct gw_client *nc;
 
@@ -91,7 +91,7 @@ static int add_client(struct gw_export *exp, size_t *cap, const struct gw_client
 }
 
 /* An fsid given on one export line must be the same for all its clients. */
-static void merge_fsid(struct gw_loader *ld, struct gw_export *exp, const struct gw_fsid *f,
+static void merge_fsid(struct gw_loader *ld, struct gw_export_conf *exp, const struct gw_fsid *f,
 		       const char **first, unsigned int line, const char *path)
 {
 	if (f->kind == GW_FSID_NONE)
@@ -113,7 +113,7 @@ static void merge_fsid(struct gw_loader *ld, struct gw_export *exp, const struct
  * One client word, SPEC or SPEC(OPTIONS). Returns true when its option
  * list was cut by a blank, so that the caller skips the rest of it.
  */
-static bool parse_client(struct gw_loader *ld, struct gw_export *exp, size_t *cap,
+static bool parse_client(struct gw_loader *ld, struct gw_export_conf *exp, size_t *cap,
 			 const struct gw_opts *defaults, const char **fsid_text, char *word,
 			 unsigned int line, const char *path)
 {
@@ -173,7 +173,7 @@ static bool parse_client(struct gw_loader *ld, struct gw_export *exp, size_t *ca
 void gw_parse_export(struct gw_loader *ld, char *p)
 {
 	struct gw_config *cfg = ld->cfg;
-	struct gw_export exp = { .fsid_kind = GW_FSID_NONE };
+	struct gw_export_conf exp = { .fsid_kind = GW_FSID_NONE };
 	struct gw_opts defaults;
 	const char *fsid_text = NULL, *shown;
 	char npath[PATH_MAX], why[GW_WHY_MAX], *word;
@@ -252,7 +252,7 @@ void gw_parse_export(struct gw_loader *ld, char *p)
 out_nomem:
 	ld->fatal = -ENOMEM;
 out_free:
-	gw_export_free(&exp);
+	gw_export_conf_free(&exp);
 }
 
 /* ---------------------------------------------------------------- all exports */
@@ -273,11 +273,11 @@ static const char *under(const char *root, const char *path)
 
 int gw_check_exports(struct gw_config *cfg, struct gw_err *err)
 {
-	const struct gw_export *root = NULL;
+	const struct gw_export_conf *root = NULL;
 	size_t i, j;
 
 	for (i = 0; i < cfg->nexports; i++) {
-		const struct gw_export *e = &cfg->exports[i];
+		const struct gw_export_conf *e = &cfg->exports[i];
 
 		if (e->fsid_kind == GW_FSID_ROOT) {
 			if (root)
@@ -299,7 +299,7 @@ int gw_check_exports(struct gw_config *cfg, struct gw_err *err)
 		}
 	}
 	for (i = 0; i < cfg->nexports; i++) {
-		struct gw_export *e = &cfg->exports[i];
+		struct gw_export_conf *e = &cfg->exports[i];
 		const char *ps = root ? under(root->path, e->path) : e->path;
 
 		if (!ps && e->fsid_kind == GW_FSID_ROOT)

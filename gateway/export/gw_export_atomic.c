@@ -7,7 +7,7 @@
  * pool as an arena on the mount's control socket (gw_export.c, at start
  * and on reloads). When that registration fails (the control socket
  * refused the connection, lacunafs was busy), the export is served with
- * the fallback, which is not atomic. gw_xports_atomic_check(), called
+ * the fallback, which is not atomic. gw_exports_atomic_check(), called
  * once a second, counts those exports into the statistics
  * (exports_not_atomic), says so loudly in the log once a minute while it
  * lasts, and every GW_ATOMIC_RETRY_SEC seconds tries the registration
@@ -34,7 +34,7 @@
 #define GW_ATOMIC_RETRY_SEC 5
 #define GW_ATOMIC_WARN_SEC 60
 
-void gw_xports_atomic_check(struct gw_srv *s)
+void gw_exports_atomic_check(struct gw_srv *s)
 {
 	static time_t last_try, last_warn;
 	struct timespec ts;
@@ -49,13 +49,13 @@ void gw_xports_atomic_check(struct gw_srv *s)
 	warn = ts.tv_sec - last_warn >= GW_ATOMIC_WARN_SEC;
 	sn = gw_snap_get(s);
 	for (i = 0; sn && i < sn->cfg->nexports; i++) {
-		struct gw_xport *xp = sn->xports[i];
+		struct gw_export *xp = sn->xports[i];
 		struct lacuna_client *lc;
 
 		if (!xp->lacunafs || __atomic_load_n(&xp->lc, __ATOMIC_ACQUIRE))
 			continue;
 		if (retry) {
-			err = gw_xport_register(xp, &lc);
+			err = gw_export_register(xp, &lc);
 			if (!err) {
 				__atomic_store_n(&xp->lc, lc, __ATOMIC_RELEASE);
 				log_msg(LOG_NOTICE,
