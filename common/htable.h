@@ -34,6 +34,13 @@ struct htable {
 	size_t count;
 };
 
+/*
+ * A table over the caller's @n buckets (a power of two), for a table
+ * whose size is fixed at build time: a static one needs no init, and is
+ * neither grown nor passed to htable_fini().
+ */
+#define HTABLE_INIT_FIXED(buckets, n) { .bucket = (buckets), .mask = (n) - 1, .count = 0 }
+
 /* A table of at least @nbuckets buckets (rounded up to a power of two): 0 or -ENOMEM */
 int htable_init(struct htable *t, size_t nbuckets);
 void htable_fini(struct htable *t);

@@ -45,11 +45,18 @@
 /* max_cached_files in force */
 static atomic_uint cache_max = GW_CACHED_FILES_MAX;
 
+_Static_assert((GW_OBJ_BUCKETS & (GW_OBJ_BUCKETS - 1)) == 0, "GW_OBJ_BUCKETS: a power of two");
+static struct hnode *cache_buckets[GW_OBJ_BUCKETS];
+
 static struct {
 	pthread_mutex_t lock;
-	struct htable table;  /* by handle bytes (obj_ext.hnode); no buckets until the first insert */
+	struct htable table;  /* by handle bytes (obj_ext.hnode); fixed size, never grown */
 	struct list_head lru; /* obj_ext.lru, the most recent first */
-} cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .lru = LIST_HEAD_INIT(cache.lru) };
+} cache = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.table = HTABLE_INIT_FIXED(cache_buckets, GW_OBJ_BUCKETS),
+	.lru = LIST_HEAD_INIT(cache.lru),
+};
 
 /* The cache's links live in a side structure so gw.h stays small */
 struct obj_ext {
@@ -118,8 +125,6 @@ static struct gw_obj *cache_find_locked(const uint8_t *fh, size_t len, uint32_t 
 {
 	struct hnode *n;
 
-	if (!cache.table.bucket)
-		return NULL;
 	HTABLE_FOR_EACH_HASH(&cache.table, hash, n) {
 		struct obj_ext *e = container_of(n, struct obj_ext, hnode);
 		struct gw_obj *o = &e->obj;
@@ -150,7 +155,7 @@ static void cache_remove_locked(struct gw_obj *o, struct obj_reap *reap)
 	struct obj_ext *e = obj_ext_of(o);
 
 	/* the table, not the lru link, says whether @o is cached: that link may be on a reap list */
-	if (!cache.table.bucket || !htable_del(&cache.table, &e->hnode))
+	if (!htable_del(&cache.table, &e->hnode))
 		return;
 	/* the cache's reference, put by cache_unlock() */
 	list_move(&e->lru, &reap->head);
@@ -207,10 +212,6 @@ static struct gw_obj *cache_insert(struct gw_obj *o)
 		gw_obj_put(o);
 		return old;
 	}
-	if (!cache.table.bucket && htable_init(&cache.table, GW_OBJ_BUCKETS)) {
-		pthread_mutex_unlock(&cache.lock);
-		return o; /* uncached: the caller's reference is the only one */
-	}
 	gw_obj_get(o);
 	htable_add(&cache.table, &e->hnode, hash);
 	list_add(&e->lru, &cache.lru);
@@ -236,7 +237,6 @@ void gw_obj_fini(void)
 	pthread_mutex_lock(&cache.lock);
 	while (!list_empty(&cache.lru))
 		cache_remove_locked(&list_first_entry(&cache.lru, struct obj_ext, lru)->obj, &reap);
-	htable_fini(&cache.table);
 	cache_unlock(&reap);
 }
 
