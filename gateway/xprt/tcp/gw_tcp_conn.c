@@ -174,6 +174,7 @@ void gw_conn_new(struct gw_tcp *t, int fd)
 	if (getpeername(fd, (struct sockaddr *)&c->info.peer, &c->info.peer_len))
 		c->info.peer_len = 0; /* the peer is already gone: the recv will say so */
 	c->info.resvport = net_port_reserved(&c->info.peer);
+	c->info.xprtsec = GW_XPRTSEC_NONE;
 	c->info.id = ++t->next_id;
 	sn = gw_snap_get(t->srv);
 	c->rec_max = sn->cfg->max_record;
