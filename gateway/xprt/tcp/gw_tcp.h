@@ -120,12 +120,11 @@ struct gw_conn {
 	uint8_t probe_sent;
 	uint8_t *pre; /* received after the probe, for the handshake */
 	size_t pre_len;
-	/* ciphertext to send: a large chunk charged to own_large, or a small malloc'd
-	 * buffer for what the SSL writes by itself (a KeyUpdate) */
+	/* ciphertext to send: a large chunk of the pool, or GW_TCP_TX_HEAP bytes of
+	 * the heap when the pool has none (or for what the SSL writes by itself) */
 	uint8_t *tx;
 	size_t tx_cap, tx_len, tx_off;
 	bool tx_chunk;
-	bool tx_wait; /* no chunk for ciphertext: retried on the tick */
 	bool notified; /* close_notify written */
 	struct gw_tls_ku ku;
 
@@ -243,8 +242,6 @@ void gw_tcp_tls_free(struct gw_conn *c);
 /* Its lines of the stats file and its families of /metrics. */
 void gw_tcp_tls_stats(const struct gw_srv *s, FILE *f);
 void gw_tcp_tls_metrics(const struct gw_srv *s, FILE *f);
-/* Kick the connections waiting for a chunk to encrypt into (on the tick). */
-void gw_tcp_tls_retry(struct gw_tcp *t);
 /* Ciphertext not yet sent. */
 static inline bool gw_tcp_tls_tx_pending(const struct gw_conn *c)
 {
