@@ -242,6 +242,9 @@ struct gw_stats {
 	atomic_ullong rdma_conns_refused;
 	/* calls refused with NFS4ERR_PERM for an unreserved port on a secure export */
 	atomic_ullong insecure_port_refused;
+	/* calls refused with NFS4ERR_WRONGSEC for a transport (none, tls, mtls) the
+	 * export's xprtsec= does not admit */
+	atomic_ullong xprtsec_refused;
 };
 
 /*
