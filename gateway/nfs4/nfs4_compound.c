@@ -293,6 +293,7 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 	const struct gw_client *rule;
 	/* SECINFO answers the flavors whatever the transport, as nfsd's does */
 	bool secinfo = c->opnum == OP_SECINFO || c->opnum == OP_SECINFO_NO_NAME;
+	bool admitted;
 	uint32_t st;
 
 	if (gw_obj_is_pseudo(o)) {
@@ -310,13 +311,20 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 		return NFS4ERR_ACCESS;
 	if (!port_ok(c, rule))
 		return port_refused(c, exp->path);
-	if (!secinfo && !xprtsec_ok(c, rule))
+	admitted = xprtsec_ok(c, rule);
+	if (!admitted && !secinfo)
 		return xprtsec_refused(c, exp->path, gw_client_xprtsec(c->snap->cfg, rule));
-	if (!secinfo && !flavor_allowed(rule, c->flavor))
+	admitted &= flavor_allowed(rule, c->flavor);
+	if (!admitted && !secinfo)
 		return NFS4ERR_WRONGSEC;
 	c->cred = c->wire_cred;
 	gw_client_squash(rule, &c->cred);
-	c->rule = rule;
+	/*
+	 * A rule SECINFO was let through without is not kept as the handle's:
+	 * 4.0's SECINFO leaves the handle current, and the next op must meet
+	 * the checks again.
+	 */
+	c->rule = admitted ? rule : NULL;
 	if (gw_cred_enter(&c->cred))
 		return NFS4ERR_SERVERFAULT;
 	return NFS4_OK;

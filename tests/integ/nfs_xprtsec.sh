@@ -3,7 +3,9 @@
 #
 # exports(5)'s xprtsec=, as Linux nfsd enforces it (check_xprtsec_policy()):
 # a mixed configuration of exports admitting none, tls, mtls, none:tls and
-# the default (none:tls:mtls with a certificate), each holding one file.
+# the default (none:tls:mtls with a certificate), each holding one file,
+# and one taking only AUTH_NONE (sec=none), which every AUTH_SYS call of
+# the test gets NFS4ERR_WRONGSEC from whatever the transport.
 # Over plain TCP (tests/py/lt_xprtsec.py, minor versions 0 and 2) the
 # exports admitting "none" serve the file and the tls-only and mtls-only
 # ones answer NFS4ERR_WRONGSEC, while SECINFO still answers their
@@ -34,7 +36,7 @@ XS="$top_srcdir/tests/py/lt_xprtsec.py"
 T="$LT_TMP/x"
 PKI="$LT_TMP/pki"
 mkdir -p "$PKI" || lt_hard "mkdir $PKI"
-for e in none tls mtls nonetls dflt; do
+for e in none tls mtls nonetls dflt secnone; do
 	mkdir -p "$T/$e" && printf 'export %s\n' "$e" >"$T/$e/file" || lt_hard "make $T/$e"
 done
 
@@ -57,7 +59,7 @@ chmod 600 "$PKI"/*.key
 p="${T#/}"
 # the checks over plain TCP: none, none:tls and the default serve; tls, mtls refuse
 PLAIN=("$p/none/file=ok" "$p/tls/file=wrongsec" "$p/mtls/file=wrongsec"
-	"$p/nonetls/file=ok" "$p/dflt/file=ok" "/=ok")
+	"$p/nonetls/file=ok" "$p/dflt/file=ok" "$p/secnone/file=wrongsec" "/=ok")
 
 write_conf() { # XPRTSEC_OF_TLS_EXPORT
 	cat >"$LT_TMP/x.conf" <<EOF || lt_hard "write $LT_TMP/x.conf"
@@ -70,6 +72,7 @@ $T/tls 127.0.0.1(insecure,xprtsec=$1)
 $T/mtls 127.0.0.1(insecure,xprtsec=mtls)
 $T/nonetls 127.0.0.1(insecure,xprtsec=none:tls)
 $T/dflt 127.0.0.1(insecure)
+$T/secnone 127.0.0.1(insecure,sec=none)
 EOF
 }
 
@@ -78,19 +81,19 @@ write_conf tls
 MPORT=$(nfs_free_port) || lt_hard "no free port for /metrics"
 nfs_start --config "$LT_TMP/x.conf" --metrics-listen "127.0.0.1:$MPORT"
 lt_run_checks "plain TCP, mixed exports" 120 python3 "$XS" "$NFS_PORT" "${PLAIN[@]}"
-# 2 minor versions x 2 refused READs
-lt_check "refusals counted in the stats file" nfs_stat_at_least xprtsec_refused 4
-lt_check "refusals counted in /metrics" nfs_metric_at_least "$MPORT" lacunad_xprtsec_refused_total 4
+# 2 minor versions x 2 refused READs, and 2 GETATTRs after 4.0's SECINFO
+lt_check "refusals counted in the stats file" nfs_stat_at_least xprtsec_refused 6
+lt_check "refusals counted in /metrics" nfs_metric_at_least "$MPORT" lacunad_xprtsec_refused_total 6
 lt_check "refusal logged with the client, its transport and the export's policy" \
 	grep -Eq "request from 127\.0\.0\.1:[0-9]+ over plain TCP refused \(NFS4ERR_WRONGSEC\): $T/(tls|mtls) admits it over (tls|mtls) only" \
 	"$NFS_LOG"
 lt_check "lacuna stats shows them (the page)" sh -c \
-	"'$top_builddir/tools/lacuna' stats http://127.0.0.1:$MPORT/metrics | grep -Eq 'refused for their transport \\(xprtsec=\\): 4 calls'"
+	"'$top_builddir/tools/lacuna' stats http://127.0.0.1:$MPORT/metrics | grep -Eq 'refused for their transport \\(xprtsec=\\): 6 calls'"
 lt_check "lacuna stats shows them (the stats file)" sh -c \
-	"'$top_builddir/tools/lacuna' stats --json '$LT_TMP/stats' | grep -Eq '\"xprtsec_refused\":4[,}]'"
+	"'$top_builddir/tools/lacuna' stats --json '$LT_TMP/stats' | grep -Eq '\"xprtsec_refused\":6[,}]'"
 n=$(grep -c "refused (NFS4ERR_WRONGSEC)" "$NFS_LOG")
-lt_check "logged at most once a minute, not per call ($n lines for 4 refusals)" \
-	test "$n" -ge 1 -a "$n" -lt 4
+lt_check "logged at most once a minute, not per call ($n lines for 6 refusals)" \
+	test "$n" -ge 1 -a "$n" -lt 6
 
 # ---- a reload: the tls export takes none:tls, the next COMPOUNDs see it
 reloads_at_least() { test "$(grep -c "reloaded $LT_TMP/x.conf" "$NFS_LOG")" -ge "$1"; }
@@ -130,11 +133,12 @@ lt_check "reloaded again" lt_wait_for 20 "the reload" reloads_at_least 2
 if tls_ready; then
 	lt_run_checks "TLS without a client certificate" 120 python3 "$XS" "$NFS_PORT" \
 		--tls "$PKI/ca.pem" "$p/none/file=wrongsec" "$p/tls/file=ok" \
-		"$p/mtls/file=wrongsec" "$p/nonetls/file=ok" "$p/dflt/file=ok" "/=ok"
+		"$p/mtls/file=wrongsec" "$p/nonetls/file=ok" "$p/dflt/file=ok" \
+		"$p/secnone/file=wrongsec" "/=ok"
 	lt_run_checks "TLS with a client certificate (mtls)" 120 python3 "$XS" "$NFS_PORT" \
 		--tls "$PKI/ca.pem" --cert "$PKI/client.pem" --key "$PKI/client.key" \
 		"$p/none/file=wrongsec" "$p/tls/file=wrongsec" "$p/mtls/file=ok" \
-		"$p/nonetls/file=wrongsec" "$p/dflt/file=ok" "/=ok"
+		"$p/nonetls/file=wrongsec" "$p/dflt/file=ok" "$p/secnone/file=wrongsec" "/=ok"
 else
 	lt_log "lacunad does not answer the AUTH_TLS probe: the TLS half is not run"
 fi

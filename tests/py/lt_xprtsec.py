@@ -18,6 +18,9 @@
 #                                    served whatever EXPECT: SECINFO tells
 #                                    the flavors whatever the transport, as
 #                                    Linux nfsd's does
+#   4.0: the same SECINFO, then GETATTR of the export's root, which 4.0's
+#   SECINFO leaves current        EXPECT's status: SECINFO let through
+#                                    is no pass for the next op
 # For "/": PUTROOTFH, GETATTR, and PUTROOTFH, SECINFO_NO_NAME (4.2).
 #
 # --tls CA: start RPC-with-TLS (RFC 9289) on each connection first: the
@@ -118,6 +121,10 @@ def run(port, minor, tls, checks):
         if minor == 0:
             st, why = status(call(walk[:-1] + [secinfo(names[-1])]))
             check("4.0 %s: SECINFO answered" % path, st == 0, why)
+            # 4.0's SECINFO leaves the export's root current: the op after it is checked
+            st, why = status(call(walk[:-1] + [secinfo(names[-1]), getattr_((A_TYPE,))]))
+            check("4.0 %s: SECINFO, then GETATTR of the export's root: %s" % (path, expect),
+                  st == want, why)
         else:
             st, why = status(call(walk[:-1] + [secinfo_no_name(0)]))
             check("4.%d %s: SECINFO_NO_NAME answered" % (minor, path), st == 0, why)
