@@ -65,7 +65,8 @@
 
 #define GW_TCP_TX_CTRL 4096 /* what the SSL writes by itself between two replies */
 
-_Static_assert(sizeof(((struct gw_tls_hs_job *)0)->peer) == sizeof(((struct gw_conn_info *)0)->tls_peer),
+_Static_assert(sizeof(((struct gw_tls_hs_job *)0)->peer) ==
+		       sizeof(((struct gw_conn_info *)0)->tls_peer),
 	       "the identity fits the connection's");
 
 static void gw_tcp_tls_fail(struct gw_conn *c, enum gw_tls_fail why)
@@ -143,7 +144,8 @@ void gw_tcp_tls_load(struct gw_tcp *t)
 		}
 		if (ctx && first) {
 			log_info("tls: RPC-with-TLS served (certificate %s%s%s)", sn->cfg->tls_cert,
-				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? ", client certificates from " : "",
+				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? ", client certificates from "
+								     : "",
 				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? sn->cfg->tls_ca : "");
 			gw_tls_ktls_probe();
 		} else if (ctx) {
@@ -292,8 +294,7 @@ static void gw_tcp_tls_established(struct gw_conn *c, struct gw_tls_hs_job *j)
 	LTRACE(lacunad, tls__done, c->info.id, j->mtls ? 1 : 0, SSL_get_cipher_name(c->ssl));
 	log_info("tls: connection %llu from %s: %s %s%s%s", (unsigned long long)c->info.id,
 		 net_addr_str(&c->info.peer, a, sizeof(a)), SSL_get_version(c->ssl),
-		 SSL_get_cipher_name(c->ssl), j->mtls ? ", client " : "",
-		 j->mtls ? j->peer : "");
+		 SSL_get_cipher_name(c->ssl), j->mtls ? ", client " : "", j->mtls ? j->peer : "");
 	gw_tcp_tls_input(c, NULL, 0); /* records that came with the client's Finished */
 }
 
@@ -413,8 +414,8 @@ static void gw_tcp_tls_encrypt(struct gw_conn *c)
 				if (n > c->tx_cap - c->tx_len - GW_TLS_REC_OVERHEAD)
 					n = c->tx_cap - c->tx_len - GW_TLS_REC_OVERHEAD;
 				ERR_clear_error();
-				if (!SSL_write_ex(c->ssl, (const uint8_t *)seg[i].iov_base + skip, n,
-						  &w) ||
+				if (!SSL_write_ex(c->ssl, (const uint8_t *)seg[i].iov_base + skip,
+						  n, &w) ||
 				    w != n) {
 					gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
 					return;
@@ -499,7 +500,7 @@ void gw_tcp_tls_free(struct gw_conn *c)
 
 	if (c->tls == GW_CONN_TLS)
 		gw_stat_add(c->info.xprtsec == GW_XPRTSEC_MTLS ? &t->srv->stats.tls_conns_mtls
-								: &t->srv->stats.tls_conns_tls,
+							       : &t->srv->stats.tls_conns_tls,
 			    -1);
 	SSL_free(c->ssl); /* and its BIOs */
 	c->ssl = NULL;
@@ -547,8 +548,8 @@ void gw_tcp_tls_metrics(const struct gw_srv *s, FILE *f)
 	const struct gw_stats *st = &s->stats;
 	unsigned int i;
 
-	mx_one(f, "lacunad_tls_probes_total", "counter",
-	       "AUTH_TLS probes answered with STARTTLS", st->tls_probes);
+	mx_one(f, "lacunad_tls_probes_total", "counter", "AUTH_TLS probes answered with STARTTLS",
+	       st->tls_probes);
 	mx_one(f, "lacunad_tls_handshakes_total", "counter", "TLS handshakes completed",
 	       st->tls_handshakes);
 	mx_header(f, "lacunad_tls_failures_total", "counter",
