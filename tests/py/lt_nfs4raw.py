@@ -240,6 +240,27 @@ def parse_denied(d):
                 owner=d.opaque())
 
 
+def recv_exact(sock, n):
+    """@n bytes from @sock (EOFError when the server closes first)"""
+    b = b""
+    while len(b) < n:
+        c = sock.recv(n - len(b))
+        if not c:
+            raise EOFError("server closed the connection")
+        b += c
+    return b
+
+
+def recv_record(sock):
+    """One RPC record from @sock, its fragments joined, record marks left out"""
+    data = b""
+    while True:
+        m = struct.unpack(">I", recv_exact(sock, 4))[0]
+        data += recv_exact(sock, m & 0x7fffffff)
+        if m & 0x80000000:
+            return data
+
+
 class Client:
     """One TCP connection; call() sends a COMPOUND and returns
     (status, [[opnum, status, results], ...])."""
@@ -285,21 +306,10 @@ class Client:
         return self._reply()
 
     def _recvn(self, n):
-        b = b""
-        while len(b) < n:
-            c = self.s.recv(n - len(b))
-            if not c:
-                raise EOFError("server closed the connection")
-            b += c
-        return b
+        return recv_exact(self.s, n)
 
     def _reply(self):
-        data = b""
-        while True:
-            m = struct.unpack(">I", self._recvn(4))[0]
-            data += self._recvn(m & 0x7fffffff)
-            if m & 0x80000000:
-                break
+        data = recv_record(self.s)
         self.last_len = len(data)  # the reply's size, record marks left out
         d = Dec(data)
         d.u32()  # xid
