@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# RPC-with-TLS (RFC 9289) in lacunad with raw RPC clients
+# (tests/py/lt_tls.py over tests/py/lt_nfs4raw.py and Python's ssl), on
+# lacunafs over ext4, certificates made by openssl here (tests/lib_tls.sh):
+#  - minor versions 0, 1 and 2, each over a TLS connection of its own,
+#    without and with a client certificate: the AUTH_TLS probe answered
+#    with the STARTTLS verifier, TLS 1.3, ALPN "sunrpc" selected when
+#    offered, a NULL call inside TLS, then 4.0 SETCLIENTID/CONFIRM or 4.1
+#    and 4.2 EXCHANGE_ID/CREATE_SESSION/SEQUENCE, OPEN (create), WRITE,
+#    READ back, CLOSE, CREATE of a directory, READDIR, REMOVE; the
+#    handshakes counted in /metrics;
+#  - READ_PLUS over TLS of sparse files (all hole, empty, dense, data at
+#    both ends, ending in a hole, 40 random data runs, data past 1 GiB):
+#    every byte and the map of data and holes equal to the backing file;
+#  - a torture over TLS: READ_PLUS readers of 1 MiB regions at unaligned
+#    offsets while a writer sends 1 MiB WRITEs (FILE_SYNC4) over TLS and
+#    another writes (from a buffer at an odd address, as much as the
+#    mount's write unit) and punches through the mount: 0 torn replies.
+#    Negative control: lacunad with LACUNA_TEST_PLAIN_WRITE=1 (WRITE by
+#    pwrite from the receive buffer) must show a torn reply within
+#    LT_TLS_RACE_REPLIES (default 20000) replies: the check can see what
+#    the atomic write prevents for data that arrived through TLS.
+# Nothing is judged by the clock; the clients' waits only guard against
+# hangs. LT_TLS_SEED picks the random layouts (printed).
+
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib_nfs.sh"
+. "$top_srcdir/tests/lib_tls.sh"
+lt_init
+[ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's RPC-with-TLS"
+nfs_require_server
+lt_require_fuse
+lt_require_cmd python3 openssl
+T="$top_srcdir/tests/py/lt_tls.py"
+M="$top_srcdir/tests/py/lt_metrics.py"
+SEED=${LT_TLS_SEED:-$((RANDOM * 32768 + RANDOM))}
+RACE_REPLIES=${LT_TLS_RACE_REPLIES:-20000}
+lt_log "seed $SEED (set LT_TLS_SEED to repeat)"
+
+tls_make_certs "$LT_TMP/certs"
+C=$TLS_CERTS
+SRV_TLS=(--tls-cert "$C/server.crt" --tls-key "$C/server.key" --tls-ca "$C/ca.crt")
+CA=(--ca "$C/ca.crt")
+WITH_CERT=(--ca "$C/ca.crt" --cert "$C/client.crt" --key "$C/client.key")
+
+tls() { nfs_run_checks "$1" "$LT_NFS_TIMEOUT" python3 "$T" "${@:2}"; }
+metric() { # SAMPLE: its value on the /metrics page now (0 when absent)
+	nfs_run python3 "$M" get "$URL" >"$LT_TMP/page" || return 1
+	python3 "$M" value "$LT_TMP/page" "$1"
+}
+
+nfs_make_export ext4 tls
+mport=$(nfs_free_port) || lt_hard "no free port for the metrics"
+URL="http://127.0.0.1:$mport/metrics"
+nfs_start "$NFS_EXPORT" --threads 2 "${SRV_TLS[@]}" --metrics-listen "127.0.0.1:$mport"
+hs0=$(metric lacunad_tls_handshakes_total) || lt_hard "GET $URL"
+
+tls "minors" minors "$NFS_PORT" "${CA[@]}"
+tls "minors, client certificate" minors "$NFS_PORT" "${WITH_CERT[@]}"
+hs1=$(metric lacunad_tls_handshakes_total)
+lt_check "the 8 handshakes are counted in lacunad_tls_handshakes_total ($hs0 -> $hs1)" \
+	test "$((${hs1%.*} - ${hs0%.*}))" -ge 8
+
+tls "readplus" readplus "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" --seed "$SEED" "${CA[@]}"
+tls "torture" torture "$NFS_PORT" "$NFS_EXPORT" --name torture --seed "$SEED" --replies 600 \
+	"${CA[@]}"
+bytes=$(metric 'lacunad_tls_bytes_total{dir="out"}')
+lt_check "TLS bytes sent are counted (${bytes:-0})" test "${bytes%.*}" -gt $((8 * 1048576))
+nfs_stop
+
+LACUNA_TEST_PLAIN_WRITE=1 nfs_start "$NFS_EXPORT" --threads 2 "${SRV_TLS[@]}"
+lt_check "lacunad says it writes with pwrite (LACUNA_TEST_PLAIN_WRITE)" \
+	grep -q "ATOMIC WRITE DISABLED FOR TESTING" "$NFS_LOG"
+tls "torture, negative control" torture "$NFS_PORT" "$NFS_EXPORT" --name control --seed "$SEED" \
+	--expect-torn --max-replies "$RACE_REPLIES" "${CA[@]}"
+nfs_stop
+lt_done
