@@ -245,6 +245,9 @@ struct gw_stats {
 	atomic_ullong rdma_conns_refused;
 	/* calls refused with NFS4ERR_PERM for an unreserved port on a secure export */
 	atomic_ullong insecure_port_refused;
+	/* calls refused with NFS4ERR_WRONGSEC for a transport (none, tls, mtls) the
+	 * export's xprtsec= does not admit */
+	atomic_ullong xprtsec_refused;
 	/* RPC-with-TLS (xprt/tls/gw_tls.h): AUTH_TLS probes answered, handshakes
 	 * done, failures by reason (enum gw_tls_fail), bytes of TLS records in and
 	 * out; connections in TLS without and with a client certificate (gauges) */

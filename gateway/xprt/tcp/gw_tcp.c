@@ -216,7 +216,6 @@ static void gw_tcp_on_tick(struct gw_tcp *t)
 	gw_obj_sweep();
 	gw_tcp_limits_tick(t);
 	gw_tcp_tls_load(t);
-	gw_tcp_tls_retry(t);
 	if (t->accept_retry && !t->stopping) {
 		t->accept_retry = false;
 		if (!t->accept_armed)

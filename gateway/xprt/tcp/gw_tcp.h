@@ -120,12 +120,12 @@ struct gw_conn {
 	uint8_t probe_sent;
 	uint8_t *pre; /* received after the probe, for the handshake */
 	size_t pre_len;
-	/* ciphertext to send: a large chunk charged to own_large, or a small malloc'd
-	 * buffer for what the SSL writes by itself (a KeyUpdate) */
+	/* ciphertext to send: a large chunk of the pool, or GW_TCP_TX_HEAP bytes of
+	 * the heap when the pool has none (or for what the SSL writes by itself) */
 	uint8_t *tx;
 	size_t tx_cap, tx_len, tx_off;
 	bool tx_chunk;
-	bool tx_wait; /* no chunk for ciphertext: retried on the tick */
+	bool notified; /* close_notify written */
 	struct gw_tls_ku ku;
 
 	struct gw_flow flow; /* its requests waiting for a worker */
@@ -233,6 +233,8 @@ void gw_tcp_tls_send(struct gw_conn *c);
 void gw_tcp_tls_sent(struct gw_conn *c, size_t n);
 /* Settling a GW_CONN_STARTTLS connection: hand it to the handshake thread once it can go. */
 void gw_tcp_tls_settle(struct gw_conn *c);
+/* At the end of the stream: send close_notify first; true while it is on its way. */
+bool gw_tcp_tls_linger(struct gw_conn *c);
 /* Handshakes back from the thread. */
 void gw_tcp_tls_take(struct gw_tcp *t);
 /* @c is freed: its SSL and buffers go. */
@@ -240,8 +242,6 @@ void gw_tcp_tls_free(struct gw_conn *c);
 /* Its lines of the stats file and its families of /metrics. */
 void gw_tcp_tls_stats(const struct gw_srv *s, FILE *f);
 void gw_tcp_tls_metrics(const struct gw_srv *s, FILE *f);
-/* Kick the connections waiting for a chunk to encrypt into (on the tick). */
-void gw_tcp_tls_retry(struct gw_tcp *t);
 /* Ciphertext not yet sent. */
 static inline bool gw_tcp_tls_tx_pending(const struct gw_conn *c)
 {

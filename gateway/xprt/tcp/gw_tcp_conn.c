@@ -253,7 +253,8 @@ static int gw_conn_rec_start(struct gw_conn *c)
 			 (unsigned long long)c->info.id, flen, c->rec_max);
 		return -EMSGSIZE;
 	}
-	if (c->nreq >= c->req_max || c->sq_bytes >= t->lim.conn_reply_bytes) {
+	if (c->nreq >= c->req_max ||
+	    c->sq_bytes + (c->tx_len - c->tx_off) >= t->lim.conn_reply_bytes) {
 		if (c->was_stalled != GW_STALL_INFLIGHT)
 			gw_limit_hit(&t->srv->stats.conn_stalls, "conn_stalls", c->info.id);
 		return gw_conn_stall(c, GW_STALL_INFLIGHT);
@@ -650,7 +651,7 @@ static void gw_conn_settle(struct gw_conn *c)
 			gw_conn_close(c, false, "server stopping");
 	} else if (c->rd_eof && c->stall == GW_STALL_NONE && !spilled) {
 		gw_conn_drop_record(c); /* a truncated record is lost */
-		if (!c->nreq)
+		if (!c->nreq && !gw_tcp_tls_linger(c))
 			gw_conn_close(c, false, "end of stream");
 	}
 	if (c->closing) {

@@ -31,7 +31,10 @@
  * SSL's memory rbio and everything SSL_read gives is fed to the record
  * reassembler as plaintext, exactly as a plain connection's bytes
  * (stalls set the plaintext aside in the spill). Replies are encrypted
- * into c->tx, a large chunk charged to the connection's own_large, a
+ * into c->tx, a large chunk of the pool taken as the replies take theirs
+ * (one per connection, sending; when the pool has none, a buffer of
+ * GW_TCP_TX_HEAP bytes of the heap, so that replies holding chunks can
+ * still go and give them back), a
  * record of at most 16 KiB of plaintext at a time and only while the
  * chunk has room for the whole record, so the SSL never has to be told
  * to retry; a reply whose bytes are all encrypted leaves the queue (its
@@ -63,9 +66,11 @@
 #include "log.h"
 #include "trace.h"
 
-#define GW_TCP_TX_CTRL 4096 /* what the SSL writes by itself between two replies */
+/* ciphertext buffer when the pool has no chunk to spare: four full records */
+#define GW_TCP_TX_HEAP (4 * (GW_TLS_REC_PLAIN + GW_TLS_REC_OVERHEAD))
 
-_Static_assert(sizeof(((struct gw_tls_hs_job *)0)->peer) == sizeof(((struct gw_conn_info *)0)->tls_peer),
+_Static_assert(sizeof(((struct gw_tls_hs_job *)0)->peer) ==
+		       sizeof(((struct gw_conn_info *)0)->tls_peer),
 	       "the identity fits the connection's");
 
 static void gw_tcp_tls_fail(struct gw_conn *c, enum gw_tls_fail why)
@@ -90,10 +95,10 @@ static int gw_tcp_tx_write(BIO *b, const char *d, int n)
 	if (n <= 0)
 		return 0;
 	if (!c->tx) {
-		c->tx = malloc(GW_TCP_TX_CTRL);
+		c->tx = malloc(GW_TCP_TX_HEAP);
 		if (!c->tx)
 			return -1;
-		c->tx_cap = GW_TCP_TX_CTRL;
+		c->tx_cap = GW_TCP_TX_HEAP;
 		c->tx_chunk = false;
 	}
 	if (c->tx_len + (size_t)n > c->tx_cap)
@@ -143,7 +148,8 @@ void gw_tcp_tls_load(struct gw_tcp *t)
 		}
 		if (ctx && first) {
 			log_info("tls: RPC-with-TLS served (certificate %s%s%s)", sn->cfg->tls_cert,
-				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? ", client certificates from " : "",
+				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? ", client certificates from "
+								     : "",
 				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? sn->cfg->tls_ca : "");
 			gw_tls_ktls_probe();
 		} else if (ctx) {
@@ -292,8 +298,7 @@ static void gw_tcp_tls_established(struct gw_conn *c, struct gw_tls_hs_job *j)
 	LTRACE(lacunad, tls__done, c->info.id, j->mtls ? 1 : 0, SSL_get_cipher_name(c->ssl));
 	log_info("tls: connection %llu from %s: %s %s%s%s", (unsigned long long)c->info.id,
 		 net_addr_str(&c->info.peer, a, sizeof(a)), SSL_get_version(c->ssl),
-		 SSL_get_cipher_name(c->ssl), j->mtls ? ", client " : "",
-		 j->mtls ? j->peer : "");
+		 SSL_get_cipher_name(c->ssl), j->mtls ? ", client " : "", j->mtls ? j->peer : "");
 	gw_tcp_tls_input(c, NULL, 0); /* records that came with the client's Finished */
 }
 
@@ -369,6 +374,22 @@ void gw_tcp_tls_input(struct gw_conn *c, const uint8_t *d, size_t len)
 		gw_conn_kick(c); /* what the SSL wrote by itself */
 }
 
+/* The ciphertext buffer goes back (nothing in it is left to send). */
+static void gw_tcp_tls_tx_put(struct gw_conn *c)
+{
+	struct gw_tcp *t = c->tcp;
+
+	if (c->tx_chunk) {
+		chunk_put(t->large, c->tx);
+		t->freed = true;
+	} else {
+		free(c->tx);
+	}
+	c->tx = NULL;
+	c->tx_cap = 0;
+	c->tx_chunk = false;
+}
+
 /* Encrypt queued replies into c->tx while it has room for a whole record. */
 static void gw_tcp_tls_encrypt(struct gw_conn *c)
 {
@@ -379,24 +400,29 @@ static void gw_tcp_tls_encrypt(struct gw_conn *c)
 	void *chunk;
 
 	if (!c->sq_head) {
-		if (c->tx_chunk) { /* nothing more to encrypt: the chunk goes back */
-			chunk_put(t->large, c->tx);
-			t->freed = true;
-			c->tx = NULL;
-			c->tx_cap = 0;
-			c->tx_chunk = false;
-		}
+		gw_tcp_tls_tx_put(c); /* nothing more to encrypt */
 		return;
 	}
-	if (!c->tx_chunk) {
-		if (chunk_get(t->large, &c->own_large, &chunk)) {
-			c->tx_wait = true; /* the tick tries again */
-			return;
-		}
+	/*
+	 * No owner, as the replies' chunks: charged to the connection, its
+	 * records (which go back only once their replies are sent) could
+	 * leave none for the ciphertext. When the pool has none, replies
+	 * go on through a small buffer of the heap: they hold chunks that
+	 * only their sending gives back.
+	 */
+	if (!c->tx_chunk && !chunk_get(t->large, NULL, &chunk)) {
 		free(c->tx);
 		c->tx = chunk;
 		c->tx_cap = t->large_size;
 		c->tx_chunk = true;
+	} else if (!c->tx) {
+		c->tx = malloc(GW_TCP_TX_HEAP);
+		if (!c->tx) {
+			log_err("tls: malloc: %s", strerror(ENOMEM));
+			gw_conn_close(c, false, "out of memory");
+			return;
+		}
+		c->tx_cap = GW_TCP_TX_HEAP;
 	}
 	while (c->sq_head) {
 		seg = xdr_out_iov(&c->sq_head->w.req.reply, &nseg);
@@ -413,8 +439,8 @@ static void gw_tcp_tls_encrypt(struct gw_conn *c)
 				if (n > c->tx_cap - c->tx_len - GW_TLS_REC_OVERHEAD)
 					n = c->tx_cap - c->tx_len - GW_TLS_REC_OVERHEAD;
 				ERR_clear_error();
-				if (!SSL_write_ex(c->ssl, (const uint8_t *)seg[i].iov_base + skip, n,
-						  &w) ||
+				if (!SSL_write_ex(c->ssl, (const uint8_t *)seg[i].iov_base + skip,
+						  n, &w) ||
 				    w != n) {
 					gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
 					return;
@@ -450,7 +476,6 @@ void gw_tcp_tls_send(struct gw_conn *c)
 	} else if (c->tls == GW_CONN_TLS) {
 		if (c->tx_off == c->tx_len) {
 			c->tx_off = c->tx_len = 0;
-			c->tx_wait = false;
 			gw_tcp_tls_encrypt(c);
 			if (c->closing || c->tx_off == c->tx_len)
 				return;
@@ -481,39 +506,31 @@ void gw_tcp_tls_sent(struct gw_conn *c, size_t n)
 	}
 }
 
+bool gw_tcp_tls_linger(struct gw_conn *c)
+{
+	if (c->tls != GW_CONN_TLS)
+		return false;
+	if (!c->notified) {
+		c->notified = true;
+		ERR_clear_error();
+		SSL_shutdown(c->ssl); /* close_notify into c->tx; the peer's is not awaited */
+	}
+	return gw_tcp_tls_tx_pending(c) || c->send_busy;
+}
+
 void gw_tcp_tls_free(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->tcp;
 
 	if (c->tls == GW_CONN_TLS)
 		gw_stat_add(c->info.xprtsec == GW_XPRTSEC_MTLS ? &t->srv->stats.tls_conns_mtls
-								: &t->srv->stats.tls_conns_tls,
+							       : &t->srv->stats.tls_conns_tls,
 			    -1);
 	SSL_free(c->ssl); /* and its BIOs */
 	c->ssl = NULL;
-	if (c->tx_chunk) {
-		chunk_put(t->large, c->tx);
-		t->freed = true;
-	} else {
-		free(c->tx);
-	}
-	c->tx = NULL;
+	gw_tcp_tls_tx_put(c);
 	free(c->pre);
 	c->pre = NULL;
-}
-
-void gw_tcp_tls_retry(struct gw_tcp *t)
-{
-	struct list_head *l;
-	struct gw_conn *c;
-
-	for (l = t->all.next; l != &t->all; l = l->next) {
-		c = container_of(l, struct gw_conn, all);
-		if (c->tx_wait) {
-			c->tx_wait = false;
-			gw_conn_kick(c);
-		}
-	}
 }
 
 /* ---------------------------------------------------------------- counters */
@@ -535,8 +552,8 @@ void gw_tcp_tls_metrics(const struct gw_srv *s, FILE *f)
 	const struct gw_stats *st = &s->stats;
 	unsigned int i;
 
-	mx_one(f, "lacunad_tls_probes_total", "counter",
-	       "AUTH_TLS probes answered with STARTTLS", st->tls_probes);
+	mx_one(f, "lacunad_tls_probes_total", "counter", "AUTH_TLS probes answered with STARTTLS",
+	       st->tls_probes);
 	mx_one(f, "lacunad_tls_handshakes_total", "counter", "TLS handshakes completed",
 	       st->tls_handshakes);
 	mx_header(f, "lacunad_tls_failures_total", "counter",

@@ -29,11 +29,16 @@
 #include "rpc.h"
 
 const char *const gw_tls_fail_names[GW_TLS_FAIL_N] = {
-	[GW_TLS_FAIL_TIMEOUT] = "timeout",   [GW_TLS_FAIL_NOT_TLS] = "not_tls",
-	[GW_TLS_FAIL_VERSION] = "version",   [GW_TLS_FAIL_HANDSHAKE] = "handshake",
-	[GW_TLS_FAIL_VERIFY] = "verify",     [GW_TLS_FAIL_BUSY] = "busy",
-	[GW_TLS_FAIL_ALPN] = "alpn",	     [GW_TLS_FAIL_PROBE] = "probe",
-	[GW_TLS_FAIL_KEYUPDATE] = "key_update", [GW_TLS_FAIL_RECORD] = "record",
+	[GW_TLS_FAIL_TIMEOUT] = "timeout",
+	[GW_TLS_FAIL_NOT_TLS] = "not_tls",
+	[GW_TLS_FAIL_VERSION] = "version",
+	[GW_TLS_FAIL_HANDSHAKE] = "handshake",
+	[GW_TLS_FAIL_VERIFY] = "verify",
+	[GW_TLS_FAIL_BUSY] = "busy",
+	[GW_TLS_FAIL_ALPN] = "alpn",
+	[GW_TLS_FAIL_PROBE] = "probe",
+	[GW_TLS_FAIL_KEYUPDATE] = "key_update",
+	[GW_TLS_FAIL_RECORD] = "record",
 };
 
 static const unsigned char gw_tls_alpn[] = "\x06sunrpc";
@@ -56,8 +61,8 @@ static int gw_tls_alpn_select(SSL *ssl, const unsigned char **out, unsigned char
 
 	(void)ssl;
 	(void)arg;
-	if (SSL_select_next_proto(&sel, outlen, gw_tls_alpn, sizeof(gw_tls_alpn) - 1, in,
-				  inlen) != OPENSSL_NPN_NEGOTIATED)
+	if (SSL_select_next_proto(&sel, outlen, gw_tls_alpn, sizeof(gw_tls_alpn) - 1, in, inlen) !=
+	    OPENSSL_NPN_NEGOTIATED)
 		return SSL_TLSEXT_ERR_ALERT_FATAL; /* no_application_protocol */
 	*out = sel;
 	return SSL_TLSEXT_ERR_OK;

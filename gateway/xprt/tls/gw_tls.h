@@ -34,16 +34,16 @@
 
 /* Why a handshake or a TLS connection failed: lacunad_tls_failures_total{reason}. */
 enum gw_tls_fail {
-	GW_TLS_FAIL_TIMEOUT,	/* tls_handshake_timeout passed */
-	GW_TLS_FAIL_NOT_TLS,	/* not a TLS ClientHello (plain RPC, garbage) */
-	GW_TLS_FAIL_VERSION,	/* a protocol version below TLS 1.3 */
-	GW_TLS_FAIL_HANDSHAKE,	/* an alert, a handshake failure, the peer gone */
-	GW_TLS_FAIL_VERIFY,	/* the client certificate did not verify */
-	GW_TLS_FAIL_BUSY,	/* over tls_handshakes_max */
-	GW_TLS_FAIL_ALPN,	/* ALPN offered without "sunrpc" */
-	GW_TLS_FAIL_PROBE,	/* STARTTLS with calls in flight */
-	GW_TLS_FAIL_KEYUPDATE,	/* a KeyUpdate storm */
-	GW_TLS_FAIL_RECORD,	/* a bad record or a fatal alert after the handshake */
+	GW_TLS_FAIL_TIMEOUT,   /* tls_handshake_timeout passed */
+	GW_TLS_FAIL_NOT_TLS,   /* not a TLS ClientHello (plain RPC, garbage) */
+	GW_TLS_FAIL_VERSION,   /* a protocol version below TLS 1.3 */
+	GW_TLS_FAIL_HANDSHAKE, /* an alert, a handshake failure, the peer gone */
+	GW_TLS_FAIL_VERIFY,    /* the client certificate did not verify */
+	GW_TLS_FAIL_BUSY,      /* over tls_handshakes_max */
+	GW_TLS_FAIL_ALPN,      /* ALPN offered without "sunrpc" */
+	GW_TLS_FAIL_PROBE,     /* STARTTLS with calls in flight */
+	GW_TLS_FAIL_KEYUPDATE, /* a KeyUpdate storm */
+	GW_TLS_FAIL_RECORD,    /* a bad record or a fatal alert after the handshake */
 	GW_TLS_FAIL_N,
 };
 _Static_assert(GW_TLS_FAIL_N == GW_STATS_TLS_FAILS, "struct gw_stats counts every reason");
@@ -75,8 +75,8 @@ struct gw_tls_ku {
 /* A handshake, from the transport to the handshake thread and back. */
 struct gw_tls_hs_job {
 	struct gw_tls_hs_job *next;
-	void *owner; /* the transport's connection */
-	int fd;	     /* read and written with MSG_DONTWAIT until the job is back */
+	void *owner;  /* the transport's connection */
+	int fd;	      /* read and written with MSG_DONTWAIT until the job is back */
 	SSL_CTX *ctx; /* a reference the thread drops */
 	uint8_t *pre; /* bytes already received (malloc'd; the thread frees them) */
 	size_t pre_len;

@@ -143,9 +143,10 @@ static int gw_tls_hs_flush(struct gw_tls_hs_job *j)
 		n = send(j->fd, p, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -EAGAIN
-											: -errno;
+											 : -errno;
 		while (n > 0) {
-			int k = BIO_read(w, buf, n > (ssize_t)sizeof(buf) ? (int)sizeof(buf) : (int)n);
+			int k = BIO_read(w, buf,
+					 n > (ssize_t)sizeof(buf) ? (int)sizeof(buf) : (int)n);
 
 			if (k <= 0)
 				break;
