@@ -9,8 +9,11 @@
 #    with the STARTTLS verifier, TLS 1.3, ALPN "sunrpc" selected when
 #    offered, a NULL call inside TLS, then 4.0 SETCLIENTID/CONFIRM or 4.1
 #    and 4.2 EXCHANGE_ID/CREATE_SESSION/SEQUENCE, OPEN (create), WRITE,
-#    READ back, CLOSE, CREATE of a directory, READDIR, REMOVE; the
-#    handshakes counted in /metrics;
+#    READ back, CLOSE, CREATE of a directory, READDIR, REMOVE; what the
+#    server sent after the handshake (read below the TLS layer: memory
+#    BIOs) is nothing but TLS application_data records, with no 64 bytes
+#    of the data written and read back in clear; the handshakes counted
+#    in /metrics;
 #  - READ_PLUS over TLS of sparse files (all hole, empty, dense, data at
 #    both ends, ending in a hole, 40 random data runs, data past 1 GiB):
 #    every byte and the map of data and holes equal to the backing file;

@@ -14,7 +14,10 @@
 #       own: the probe's STARTTLS verifier, TLS 1.3, a NULL call inside
 #       TLS, then real work: 4.0 SETCLIENTID/SETCLIENTID_CONFIRM, 4.1 and
 #       4.2 EXCHANGE_ID/CREATE_SESSION/SEQUENCE; OPEN (create), WRITE,
-#       READ back, CLOSE, CREATE of a directory, READDIR, REMOVE
+#       READ back, CLOSE, CREATE of a directory, READDIR, REMOVE; all the
+#       server sent after the handshake is TLS application_data records,
+#       without the data written and read in clear; ALPN "sunrpc"
+#       selected when offered
 #   lt_tls.py readplus PORT DIR BACKING TLSOPTS
 #       sparse files made in DIR (the exported lacunafs mount) read whole
 #       over TLS with READ_PLUS: every byte equal to the backing file's
@@ -162,6 +165,74 @@ class TlsClient(Client):
         return r[0] == self.xid and r[3] == 0
 
 
+class WireTls:
+    """TLS over memory BIOs on the connected socket @sock: a socket for
+    lt_nfs4raw's Client (sendall, recv, close) that keeps in @raw every
+    byte the server sent after the handshake, for wire_problems()."""
+
+    def __init__(self, sock, ctx):
+        self.sock, self.inc, self.out = sock, ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.obj = ctx.wrap_bio(self.inc, self.out, server_hostname="localhost")
+        self.raw = bytearray()
+        while True:
+            try:
+                self.obj.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self._flush()
+                self._fill(False)
+        self._flush()
+
+    def _flush(self):
+        d = self.out.read()
+        if d:
+            self.sock.sendall(d)
+
+    def _fill(self, keep=True):
+        d = self.sock.recv(65536)
+        if not d:
+            raise EOFError("server closed the connection")
+        if keep:
+            self.raw += d
+        self.inc.write(d)
+
+    def sendall(self, data):
+        self.obj.write(data)
+        self._flush()
+
+    def recv(self, n):
+        while True:
+            try:
+                return self.obj.read(n)
+            except ssl.SSLWantReadError:
+                self._fill()
+            except ssl.SSLZeroReturnError:
+                return b""
+
+    def close(self):
+        self.sock.close()
+
+    def wire_problems(self, secret):
+        """What is wrong with the bytes the server sent after the handshake:
+        anything but whole TLS 1.3 application_data records (type 23,
+        legacy version 3.3, at most 2^14 + 256 bytes), or any 64 bytes of
+        @secret (data the connection carried) in clear."""
+        p, off, raw = [], 0, bytes(self.raw)
+        while off + 5 <= len(raw):
+            typ, ver, n = struct.unpack_from(">BHH", raw, off)
+            if typ != 23 or ver != 0x0303 or n > 16384 + 256:
+                p.append("a record of type %d, version %#x, %d bytes at %d" % (typ, ver, n, off))
+                break
+            off += 5 + n
+        if off != len(raw):
+            p.append("%d bytes, records end at %d" % (len(raw), off))
+        for i in range(0, len(secret) - 64, 4096):
+            if secret[i:i + 64] in raw:
+                p.append("bytes %d..%d of the data in clear" % (i, i + 64))
+                break
+        return p
+
+
 class TlsConn(Conn):
     """lt_nfs4raw's Conn over RPC-with-TLS."""
 
@@ -268,15 +339,20 @@ def minors(a):
             continue
         check("%s: the AUTH_TLS probe is answered with the STARTTLS verifier" % w,
               is_starttls(r), "verifier %d %r accept_stat %d" % (r[1], r[2], r[3]))
-        t = ctx.wrap_socket(s, server_hostname="localhost")
-        check("%s: TLS 1.3" % w, t.version() == "TLSv1.3", t.version())
-        note("%s: %s %s, ALPN %s" % (w, t.version(), t.cipher()[0], t.selected_alpn_protocol()))
+        t = WireTls(s, ctx)
+        check("%s: TLS 1.3" % w, t.obj.version() == "TLSv1.3", t.obj.version())
+        note("%s: %s %s, ALPN %s" % (w, t.obj.version(), t.obj.cipher()[0],
+                                     t.obj.selected_alpn_protocol()))
         c = TlsClient.__new__(TlsClient)
         c.s, c.uid, c.gid = t, 0, 0
         c.xid = struct.unpack(">I", os.urandom(4))[0] >> 2
         check("%s: NULL inside TLS" % w, c.null())
-        work(c, minor, w)
+        data = work(c, minor, w)
         c.close()
+        bad = t.wire_problems(data)
+        check("%s: the server sent only TLS application_data records after the handshake "
+              "(%d bytes), none holding the file's bytes in clear" % (w, len(t.raw)),
+              not bad, "; ".join(bad[:3]))
     t = tls_socket(a.port, client_ctx(a.ca, a.cert, a.key), alpn=["h2", "sunrpc"])
     check("ALPN: the server selects sunrpc when a client offers it",
           t.selected_alpn_protocol() == "sunrpc", t.selected_alpn_protocol())
@@ -296,7 +372,7 @@ def work(c, minor, w):
         st, r = c.call(0, [setclientid(verf, b"lt-tls-%d" % os.getpid())])
         check("%s: SETCLIENTID" % w, st == 0, errname(st))
         if st:
-            return
+            return data
         cid, cverf = r[0][2]["clientid"], r[0][2]["verf"]
         st, r = c.call(0, [setclientid_confirm(cid, cverf)])
         check("%s: SETCLIENTID_CONFIRM" % w, st == 0, errname(st))
@@ -309,14 +385,14 @@ def work(c, minor, w):
             check("%s: EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE" % w, True)
         except ValueError as e:
             check("%s: EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE" % w, False, e)
-            return
+            return data
         cid = 0
         call = ses.call
     st, r = call([noargs("PUTROOTFH"), open_(0, owner, cid, create=True, name=name),
                   noargs("GETFH")])
     check("%s: OPEN (create) %s" % (w, name.decode()), st == 0, errname(st))
     if st:
-        return
+        return data
     sid, fh = r[1][2]["sid"], r[2][2]
     if minor == 0 and r[1][2]["rflags"] & OPEN4_RESULT_CONFIRM:
         st, r = call([putfh(fh), open_confirm(sid, 1)])
@@ -340,6 +416,7 @@ def work(c, minor, w):
           st == 0 and name in names and d in names, "%s %s" % (errname(st), names[:10]))
     st, r = call([noargs("PUTROOTFH"), remove(name), remove(d)])
     check("%s: REMOVE both" % w, st == 0, errname(st))
+    return data
 
 
 # ---------------------------------------------------------------- READ_PLUS
