@@ -259,9 +259,10 @@ def served(port, ctx, minor=0):
         return False, repr(e)
 
 
-def closed_by_server(s, guard=GUARD):
+def closed_by_server(s, guard=GUARD, got=None):
     """Wait (at most @guard seconds, a hang guard) for the server to close
-    @s; returns "eof", "reset", "alert ..." or "open" (still open then)."""
+    @s; returns "eof", "reset", "alert ..." or "open" (still open then).
+    What the server sent meanwhile goes into the bytearray @got."""
     s.settimeout(guard)
     end = time.monotonic() + guard
     try:
@@ -269,6 +270,8 @@ def closed_by_server(s, guard=GUARD):
             d = s.recv(65536)
             if not d:
                 return "eof"
+            if got is not None:
+                got += d
     except ssl.SSLError as e:
         return "alert " + str(e.reason or e)
     except (ConnectionResetError, BrokenPipeError):
@@ -767,17 +770,20 @@ def bad(a):
         r = probe(s)
         check("%s: the probe is answered with STARTTLS" % w, is_starttls(r), r)
         if case == "plain":
-            s.sendall(null_call(random.getrandbits(31)))
+            xid = random.getrandbits(31)
+            s.sendall(null_call(xid))
         elif case == "garbage":
             s.sendall(bytes(random.Random(7).randrange(256) for _ in range(4096)))
         elif case == "halfhello":
             ch = client_hello(ctx)
             s.sendall(ch[: len(ch) // 2])
-        how = closed_by_server(s, a.guard)
+        got = bytearray()
+        how = closed_by_server(s, a.guard, got)
         check("%s: the server closes the connection (%s)" % (w, how), how != "open")
         if case == "plain":
-            # nothing the server sent may be a clear-text RPC reply
-            pass
+            check("%s: the clear-text call is not answered (%d bytes back%s)" %
+                  (w, len(got), ", a TLS alert" if got[:1] == b"\x15" else ""),
+                  struct.pack(">II", xid, 1) not in got, bytes(got[:64]))
         s.close()
         pattern = {"plain": FAIL % "not_tls", "garbage": FAIL % "not_tls",
                    "stall": FAIL % "timeout", "halfhello": FAIL % "timeout"}[case]
@@ -857,6 +863,13 @@ def bad(a):
             ok = ok and st == 0
         check("flood: an established TLS client is served while %d handshakes stall" %
               len(stalled), ok)
+        try:
+            plain = Conn(a.port)
+            st, r = plain.call([noargs("PUTROOTFH"), noargs("GETFH")])
+            plain.client.close()
+            check("flood: a new plain TCP client is served meanwhile", st == 0, errname(st))
+        except (OSError, EOFError, ValueError) as e:
+            check("flood: a new plain TCP client is served meanwhile", False, repr(e))
         check_counted(url, before, FAIL % "busy", w + " (beyond the limit)")
         if a.hs_max:
             busy = 'lacunad_tls_failures_total{reason="busy"}'
