@@ -7,6 +7,8 @@
 #     ca.crt ca.key             the CA lacunad trusts (tls_ca)
 #     server.crt server.key     lacunad's, signed by ca, for 127.0.0.1 and
 #                               localhost (SAN), serverAuth
+#     server2.crt server2.key   another of lacunad's (CN "lacuna server 2"),
+#                               for a certificate reload
 #     client.crt client.key     a client's, signed by ca, clientAuth
 #     expired.crt expired.key   a client's, signed by ca, expired (its
 #                               notAfter is a day before its notBefore,
@@ -37,6 +39,8 @@ tls_make_certs() {
 	_tls_ca ca "lacuna test CA" &&
 		_tls_ca other-ca "lacuna other CA" &&
 		_tls_cert server localhost ca 2 "subjectAltName=IP:127.0.0.1,DNS:localhost
+extendedKeyUsage=serverAuth" &&
+		_tls_cert server2 "lacuna server 2" ca 2 "subjectAltName=IP:127.0.0.1,DNS:localhost
 extendedKeyUsage=serverAuth" &&
 		_tls_cert client "lacuna test client" ca 2 "extendedKeyUsage=clientAuth" &&
 		_tls_cert expired "lacuna expired client" ca -1 "extendedKeyUsage=clientAuth" &&

@@ -14,6 +14,11 @@
 #    BIOs) is nothing but TLS application_data records, with no 64 bytes
 #    of the data written and read back in clear; the handshakes counted
 #    in /metrics;
+#  - a certificate reload: lacunad with a configuration file gets SIGHUP
+#    after its certificate and key files were replaced: a connection made
+#    before is still served, a new one gets the new certificate; a
+#    certificate file that does not load is refused on the next SIGHUP
+#    and the previous certificate stays;
 #  - READ_PLUS over TLS of sparse files (all hole, empty, dense, data at
 #    both ends, ending in a hole, 40 random data runs, data past 1 GiB):
 #    every byte and the map of data and holes equal to the backing file;
@@ -71,6 +76,16 @@ tls "torture" torture "$NFS_PORT" "$NFS_EXPORT" --name torture --seed "$SEED" --
 	"${CA[@]}"
 bytes=$(metric 'lacunad_tls_bytes_total{dir="out"}')
 lt_check "TLS bytes sent are counted (${bytes:-0})" test "${bytes%.*}" -gt $((8 * 1048576))
+nfs_stop
+
+# a certificate reload (SIGHUP) with a configuration file: copies of the
+# server's files, which the test replaces
+mkdir -p "$LT_TMP/srv" && cp -p "$C/server.crt" "$C/server.key" "$LT_TMP/srv/" ||
+	lt_hard "copy the server's certificate"
+nfs_plain_conf "tls_cert = $LT_TMP/srv/server.crt" "tls_key = $LT_TMP/srv/server.key"
+nfs_start --config "$NFS_CONF" --threads 2
+tls "reload" reload "$NFS_PORT" "$NFS_PID" "$NFS_LOG" "$LT_TMP/srv/server.crt" \
+	"$LT_TMP/srv/server.key" "$C/server2.crt" "$C/server2.key" "${CA[@]}"
 nfs_stop
 
 LACUNA_TEST_PLAIN_WRITE=1 nfs_start "$NFS_EXPORT" --threads 2 "${SRV_TLS[@]}"

@@ -30,6 +30,14 @@
 #       and punching through the mount: each reply of a region must show
 #       one write whole (0 torn); with --expect-torn (a negative control),
 #       a torn reply must be seen within --max-replies
+#   lt_tls.py reload PORT PID LOG CERT KEY NEWCERT NEWKEY TLSOPTS
+#       lacunad (PID, logging to LOG) serves the certificate CERT (key
+#       KEY) of its configuration file; a client connects over TLS, then
+#       NEWCERT and NEWKEY replace CERT and KEY (renamed into place) and
+#       lacunad gets SIGHUP: the client is still served on its
+#       connection, a new client gets NEWCERT; then CERT is replaced by
+#       something that is no certificate and SIGHUP again: logged, and a
+#       new client still gets NEWCERT
 #   lt_tls.py bad CASE PORT METRICS_URL TLSOPTS
 #       a hostile peer (CASE below), then: the connection was closed, the
 #       server still serves a fresh TLS client, and a lacunad_tls_*
@@ -758,6 +766,87 @@ def key_update_storm(t, n, interleave=False):
     return sent
 
 
+def cn(t):
+    """The common name of the certificate of the server on @t"""
+    for rdn in t.getpeercert().get("subject", ()):
+        for k, v in rdn:
+            if k == "commonName":
+                return v
+    return None
+
+
+def wait_log(path, text, count, guard=GUARD):
+    """Wait until @text is in the log @path @count times; True when it is."""
+    end = time.monotonic() + guard
+    while time.monotonic() < end:
+        with open(path, errors="replace") as f:
+            if f.read().count(text) >= count:
+                return True
+        time.sleep(0.1)
+    return False
+
+
+def replace_file(dst, data):
+    tmp = dst + ".new"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, dst)
+
+
+def reload_(a):
+    ctx = client_ctx(a.ca, a.cert, a.key)
+    old = open(a.srv_cert, "rb").read()
+    t = tls_socket(a.port, ctx)
+    first = cn(t)
+    t.close()
+    c = TlsConn(a.port, ctx, minor=2)
+
+    def still(what):
+        try:
+            ok = all(c.call([noargs("PUTROOTFH"), noargs("GETFH")])[0] == 0 for _ in range(3))
+            check("reload: the connection made before %s is still served" % what, ok)
+        except (OSError, EOFError, ValueError) as e:
+            check("reload: the connection made before %s is still served" % what, False, repr(e))
+    still("the reload")
+    replace_file(a.srv_key, open(a.new_key, "rb").read())
+    replace_file(a.srv_cert, open(a.new_cert, "rb").read())
+    loaded = "tls: certificate reloaded"
+    n = 0
+    with open(a.log, errors="replace") as f:
+        n = f.read().count(loaded)
+    os.kill(a.pid, 1)
+    check("reload: lacunad says it reloaded the certificate", wait_log(a.log, loaded, n + 1))
+    still("the reload")
+    t = tls_socket(a.port, ctx)
+    new = cn(t)
+    t.close()
+    check("reload: a new client gets the new certificate (%s, was %s)" % (new, first),
+          new != first and new is not None)
+    replace_file(a.srv_cert, b"no certificate\n" + old[:100])
+    with open(a.log, errors="replace") as f:
+        n = len(f.read())
+    os.kill(a.pid, 1)
+    said = ("tls: the new certificate could not be used: the previous one stays",
+            "reload: configuration refused, keeping the one in use")
+    end, text = time.monotonic() + GUARD, ""
+    while time.monotonic() < end and not any(x in text for x in said):
+        time.sleep(0.1)
+        with open(a.log, errors="replace") as f:
+            text = f.read()[n:]
+    check("reload: a certificate that does not load is refused, the previous one stays (%s)" %
+          next((x for x in said if x in text), "nothing logged"), any(x in text for x in said))
+    still("the failed reload")
+    try:
+        t = tls_socket(a.port, ctx)
+        check("reload: after a certificate that does not load, a new client still gets %s" %
+              new, cn(t) == new, cn(t))
+        t.close()
+    except (OSError, EOFError, ValueError, ssl.SSLError) as e:
+        check("reload: after a certificate that does not load, new clients are still served",
+              False, repr(e))
+    c.client.close()
+
+
 def bad(a):
     ctx = client_ctx(a.ca, a.cert, a.key)
     url = a.metrics
@@ -935,6 +1024,15 @@ def main(argv):
     p.add_argument("--max-replies", type=int, default=20000)
     p.add_argument("--expect-torn", action="store_true")
     tlsopts(p)
+    p = sub.add_parser("reload")
+    p.add_argument("port", type=int)
+    p.add_argument("pid", type=int)
+    p.add_argument("log")
+    p.add_argument("srv_cert")
+    p.add_argument("srv_key")
+    p.add_argument("new_cert")
+    p.add_argument("new_key")
+    tlsopts(p)
     p = sub.add_parser("bad")
     p.add_argument("case")
     p.add_argument("port", type=int)
@@ -951,7 +1049,7 @@ def main(argv):
     tlsopts(p)
     a = ap.parse_args(argv)
     {"minors": minors, "readplus": readplus, "torture": torture, "bad": bad,
-     "mtls": mtls}[a.cmd](a)
+     "mtls": mtls, "reload": reload_}[a.cmd](a)
     return 1 if Checks.fails else 0
 
 
