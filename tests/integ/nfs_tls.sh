@@ -29,7 +29,10 @@
 #    Negative control: lacunad with LACUNA_TEST_PLAIN_WRITE=1 (WRITE by
 #    pwrite from the receive buffer) must show a torn reply within
 #    LT_TLS_RACE_REPLIES (default 20000) replies: the check can see what
-#    the atomic write prevents for data that arrived through TLS.
+#    the atomic write prevents for data that arrived through TLS. And a
+#    second lacunafs mount with LACUNA_TEST_DISABLE_RANGELOCK=1 served
+#    over TLS must show a torn reply within as many replies: the readers
+#    can see the race lacunafs's range lock prevents.
 # Nothing is judged by the clock; the clients' waits only guard against
 # hangs. LT_TLS_SEED picks the random layouts (printed).
 
@@ -94,4 +97,16 @@ lt_check "lacunad says it writes with pwrite (LACUNA_TEST_PLAIN_WRITE)" \
 tls "torture, negative control" torture "$NFS_PORT" "$NFS_EXPORT" --name control --seed "$SEED" \
 	--expect-torn --max-replies "$RACE_REPLIES" "${CA[@]}"
 nfs_stop
+
+nolock="$LT_TMP/nolock"
+LACUNA_TEST_DISABLE_RANGELOCK=1 lt_mount_lacunafs "$NFS_BACKING" "$nolock"
+if grep -q "RANGE LOCK DISABLED" "$LT_TMP/lacunafs.nolock.log"; then
+	nfs_start "$nolock" --threads 2 "${SRV_TLS[@]}"
+	tls "torture, negative control without the range lock" torture "$NFS_PORT" "$nolock" \
+		--name nolock --seed "$SEED" --expect-torn --max-replies "$RACE_REPLIES" "${CA[@]}"
+	nfs_stop
+else
+	lt_fail "the second mount did not disable its range lock"
+fi
+lt_stop_lacunafs "$nolock"
 lt_done

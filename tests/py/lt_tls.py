@@ -696,8 +696,9 @@ def torture(a):
     note("torture: %(replies)d replies, %(nfs_writes)d NFS WRITEs, %(mount_writes)d mount "
          "writes, %(punches)d punches, %(torn)d torn" % stats)
     check("torture over TLS: no client error", not stats["errors"], "; ".join(stats["errors"]))
-    check("torture over TLS: the writers wrote", stats["nfs_writes"] > 0,
-          "%d NFS WRITEs" % stats["nfs_writes"])
+    check("torture over TLS: both writers wrote", stats["nfs_writes"] > 0 and
+          stats["mount_writes"] + stats["punches"] > 0,
+          "%(nfs_writes)d NFS WRITEs, %(mount_writes)d mount writes, %(punches)d punches" % stats)
     if a.expect_torn:
         check("torture over TLS (negative control): a torn reply is caught within %d replies" %
               a.max_replies, stats["torn"] > 0, "%d replies, none torn" % stats["replies"])
