@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # RPC-with-TLS (RFC 9289) in lacunad with raw RPC clients
-# (tests/py/lt_tls.py over tests/py/lt_nfs4raw.py and Python's ssl), on
+# (tests/py/lt_tls.py and lt_tls_readplus.py over tests/py/lt_nfs4raw.py and
+# Python's ssl), on
 # lacunafs over ext4, certificates made by openssl here (tests/lib_tls.sh):
 #  - minor versions 0, 1 and 2, each over a TLS connection of its own,
 #    without and with a client certificate: the AUTH_TLS probe answered
@@ -45,6 +46,7 @@ nfs_require_server
 lt_require_fuse
 lt_require_cmd python3 openssl
 T="$top_srcdir/tests/py/lt_tls.py"
+RP="$top_srcdir/tests/py/lt_tls_readplus.py"
 M="$top_srcdir/tests/py/lt_metrics.py"
 SEED=${LT_TLS_SEED:-$((RANDOM * 32768 + RANDOM))}
 RACE_REPLIES=${LT_TLS_RACE_REPLIES:-20000}
@@ -57,6 +59,7 @@ CA=(--ca "$C/ca.crt")
 WITH_CERT=(--ca "$C/ca.crt" --cert "$C/client.crt" --key "$C/client.key")
 
 tls() { nfs_run_checks "$1" "$LT_NFS_TIMEOUT" python3 "$T" "${@:2}"; }
+rp() { nfs_run_checks "$1" "$LT_NFS_TIMEOUT" python3 "$RP" "${@:2}"; }
 metric() { # SAMPLE: its value on the /metrics page now (0 when absent)
 	nfs_run python3 "$M" get "$URL" >"$LT_TMP/page" || return 1
 	python3 "$M" value "$LT_TMP/page" "$1"
@@ -74,8 +77,8 @@ hs1=$(metric lacunad_tls_handshakes_total)
 lt_check "the 8 handshakes are counted in lacunad_tls_handshakes_total ($hs0 -> $hs1)" \
 	test "$((${hs1%.*} - ${hs0%.*}))" -ge 8
 
-tls "readplus" readplus "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" --seed "$SEED" "${CA[@]}"
-tls "torture" torture "$NFS_PORT" "$NFS_EXPORT" --name torture --seed "$SEED" --replies 600 \
+rp "readplus" readplus "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" --seed "$SEED" "${CA[@]}"
+rp "torture" torture "$NFS_PORT" "$NFS_EXPORT" --name torture --seed "$SEED" --replies 600 \
 	"${CA[@]}"
 bytes=$(metric 'lacunad_tls_bytes_total{dir="out"}')
 lt_check "TLS bytes sent are counted (${bytes:-0})" test "${bytes%.*}" -gt $((8 * 1048576))
@@ -94,7 +97,7 @@ nfs_stop
 LACUNA_TEST_PLAIN_WRITE=1 nfs_start "$NFS_EXPORT" --threads 2 "${SRV_TLS[@]}"
 lt_check "lacunad says it writes with pwrite (LACUNA_TEST_PLAIN_WRITE)" \
 	grep -q "ATOMIC WRITE DISABLED FOR TESTING" "$NFS_LOG"
-tls "torture, negative control" torture "$NFS_PORT" "$NFS_EXPORT" --name control --seed "$SEED" \
+rp "torture, negative control" torture "$NFS_PORT" "$NFS_EXPORT" --name control --seed "$SEED" \
 	--expect-torn --max-replies "$RACE_REPLIES" "${CA[@]}"
 nfs_stop
 
@@ -102,7 +105,7 @@ nolock="$LT_TMP/nolock"
 LACUNA_TEST_DISABLE_RANGELOCK=1 lt_mount_lacunafs "$NFS_BACKING" "$nolock"
 if grep -q "RANGE LOCK DISABLED" "$LT_TMP/lacunafs.nolock.log"; then
 	nfs_start "$nolock" --threads 2 "${SRV_TLS[@]}"
-	tls "torture, negative control without the range lock" torture "$NFS_PORT" "$nolock" \
+	rp "torture, negative control without the range lock" torture "$NFS_PORT" "$nolock" \
 		--name nolock --seed "$SEED" --expect-torn --max-replies "$RACE_REPLIES" "${CA[@]}"
 	nfs_stop
 else

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Hostile peers of lacunad's RPC-with-TLS (RFC 9289), raw clients of
-# tests/py/lt_tls.py, certificates made by openssl here (tests/lib_tls.sh).
+# tests/py/lt_tls_hostile.py, certificates made by openssl here (tests/lib_tls.sh).
 # lacunad runs with tls_handshake_timeout=2 and tls_handshakes_max=4.
 # Each case ends with a closed connection (or a refused handshake), then
 # a new TLS client must be served and the case's reason in
@@ -39,7 +39,7 @@ lt_init
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's RPC-with-TLS"
 nfs_require_server
 lt_require_cmd python3 openssl
-T="$top_srcdir/tests/py/lt_tls.py"
+T="$top_srcdir/tests/py/lt_tls_hostile.py"
 HS_MAX=4
 
 tls_make_certs "$LT_TMP/certs"

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# RPC-with-TLS (RFC 9289) raw clients and the checks of tests/integ/nfs_tls*.sh.
-# A connection sends the AUTH_TLS probe (a NULL call, credential flavor
-# AUTH_TLS, verifier AUTH_NONE), expects MSG_ACCEPTED SUCCESS with an
-# AUTH_NONE verifier whose body is "STARTTLS", then wraps the socket with
-# Python's ssl (TLS 1.3 unless told otherwise) and carries RPC records
-# inside TLS; TlsClient is lt_nfs4raw's Client over such a connection, so
-# every COMPOUND builder of lt_nfs4raw.py works over TLS unchanged.
+# RPC-with-TLS (RFC 9289) raw clients for the tests, and the checks of the
+# protocol itself. A connection sends the AUTH_TLS probe (a NULL call,
+# credential flavor AUTH_TLS, verifier AUTH_NONE), expects MSG_ACCEPTED
+# SUCCESS with an AUTH_NONE verifier whose body is "STARTTLS", then wraps
+# the socket with Python's ssl (TLS 1.3 unless told otherwise) and
+# carries RPC records inside TLS; TlsClient and TlsConn are lt_nfs4raw's
+# Client and Conn over such a connection, so every COMPOUND builder of
+# lt_nfs4raw.py works over TLS unchanged. WireTls does the same over
+# memory BIOs and keeps what the server sent below TLS. tls_counters()
+# reads the lacunad_tls_* and lacunad_xprtsec_* samples of /metrics.
+# lt_tls_readplus.py and lt_tls_hostile.py build on this module.
 #
 #   lt_tls.py minors PORT TLSOPTS
 #       for minor versions 0, 1 and 2, each over a TLS connection of its
@@ -18,50 +22,20 @@
 #       server sent after the handshake is TLS application_data records,
 #       without the data written and read in clear; ALPN "sunrpc"
 #       selected when offered
-#   lt_tls.py readplus PORT DIR BACKING TLSOPTS
-#       sparse files made in DIR (the exported lacunafs mount) read whole
-#       over TLS with READ_PLUS: every byte equal to the backing file's
-#       and the map of data and holes equal to SEEK_DATA/SEEK_HOLE's on
-#       the backing file
-#   lt_tls.py torture PORT DIR TLSOPTS [--replies N] [--max-replies N]
-#                     [--expect-torn]
-#       READ_PLUS readers over TLS against a writer sending 1 MiB WRITEs
-#       (FILE_SYNC4) over TLS at unaligned offsets and a writer writing
-#       and punching through the mount: each reply of a region must show
-#       one write whole (0 torn); with --expect-torn (a negative control),
-#       a torn reply must be seen within --max-replies
 #   lt_tls.py reload PORT PID LOG CERT KEY NEWCERT NEWKEY TLSOPTS
 #       lacunad (PID, logging to LOG) serves the certificate CERT (key
 #       KEY) of its configuration file; a client connects over TLS, then
 #       NEWCERT and NEWKEY replace CERT and KEY (renamed into place) and
 #       lacunad gets SIGHUP: the client is still served on its
 #       connection, a new client gets NEWCERT; then CERT is replaced by
-#       something that is no certificate and SIGHUP again: logged, and a
-#       new client still gets NEWCERT
-#   lt_tls.py bad CASE PORT METRICS_URL TLSOPTS
-#       a hostile peer (CASE below), then: the connection was closed, the
-#       server still serves a fresh TLS client, and a lacunad_tls_*
-#       counter of /metrics moved
-#   lt_tls.py mtls PORT METRICS_URL TLSOPTS --expired C K --otherca C K
-#       on an mtls-only export: a client with a good certificate is
-#       served; one without a certificate, with an expired one and with
-#       one of another CA is refused, and each refusal is counted
+#       something that is no certificate and SIGHUP again: refused and
+#       logged, and a new client still gets NEWCERT
 #
 # TLSOPTS: --ca CA [--cert CERT --key KEY] (the client's certificate).
-# CASE: plain (clear-text RPC right after STARTTLS), garbage (random bytes
-# instead of a ClientHello), stall (the probe, then nothing: closed by the
-# server's handshake timeout), halfhello (half a ClientHello, then
-# nothing), flood N (N stalled handshakes while an established client is
-# served), tls12 (a client that offers only TLS 1.2), keyupdate (a storm
-# of KeyUpdate messages, sent with libssl's SSL_key_update through
-# ctypes: Python's ssl has no call for it).
-#
 # Output: "ok ..." or "FAIL ..." per check, "# ..." notes; exit status 1
 # when a check failed, 2 on a usage or setup error. No check is judged by
 # the clock: waits are guards against a hang only.
 import argparse
-import ctypes
-import fcntl
 import os
 import random
 import re
@@ -69,14 +43,12 @@ import socket
 import ssl
 import struct
 import sys
-import threading
 import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lt_nfs4raw import *  # noqa: E402,F401,F403
-from lt_nfs4raw import Checks, check, connect, recv_record  # noqa: E402
-from lt_readplus import FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, fallocate  # noqa: E402
+from lt_nfs4raw import Checks, check, connect, recv_record  # noqa: E402,F401
 
 AUTH_TLS = 7
 KIB, MIB = 1 << 10, 1 << 20
@@ -436,342 +408,7 @@ def work(c, minor, w):
     return data
 
 
-# ---------------------------------------------------------------- READ_PLUS
-
-SEEK_DATA, SEEK_HOLE = 3, 4
-
-
-def backing_map(path):
-    """[(kind, offset, length)] of @path by SEEK_DATA/SEEK_HOLE, holes to EOF included."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        size = os.fstat(fd).st_size
-        m, off = [], 0
-        while off < size:
-            try:
-                d = os.lseek(fd, off, SEEK_DATA)
-            except OSError:
-                d = size
-            if d > off:
-                m.append((NFS4_CONTENT_HOLE, off, d - off))
-            if d >= size:
-                break
-            h = os.lseek(fd, d, SEEK_HOLE)
-            m.append((NFS4_CONTENT_DATA, d, h - d))
-            off = h
-        return size, m
-    finally:
-        os.close(fd)
-
-
-def merge(m, kind, off, n):
-    if m and m[-1][0] == kind and m[-1][1] + m[-1][2] == off:
-        m[-1] = (kind, m[-1][1], m[-1][2] + n)
-    elif n:
-        m.append((kind, off, n))
-
-
-def make_sparse(dirpath, rng):
-    """Sparse files through the mount: [(name, path)]."""
-    files = []
-
-    def mk(name, size, writes):
-        p = os.path.join(dirpath, name)
-        fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            for off, n in writes:
-                os.pwrite(fd, os.urandom(n), off)
-            os.ftruncate(fd, size)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        files.append((name, p))
-
-    mk("rp-all-hole", 3 * MIB + 7, [])
-    mk("rp-empty", 0, [])
-    mk("rp-dense", 2 * MIB + 333, [(0, 2 * MIB + 333)])
-    mk("rp-head-tail", 8 * MIB, [(0, 5000), (8 * MIB - 70000, 70000)])
-    mk("rp-ends-in-hole", 5 * MIB, [(1 * MIB + 1, 100000)])
-    w, off = [], 0
-    for _ in range(40):
-        off += rng.randrange(1, 700) * 1024 + rng.randrange(4096)
-        n = rng.randrange(1, 300000)
-        w.append((off, n))
-        off += n
-    mk("rp-random", off + rng.randrange(2 * MIB), w)
-    mk("rp-far", 3 * (1 << 30) + 12345, [(1 << 30, 4096), (3 * (1 << 30), 12345)])
-    return files
-
-
-def readplus(a):
-    ctx = client_ctx(a.ca, a.cert, a.key)
-    rng = random.Random(a.seed)
-    note("seed %d" % a.seed)
-    files = make_sparse(a.dir, rng)
-    c = TlsConn(a.port, ctx, minor=2, maxresp=2 * MIB)
-    for name, _p in files:
-        bpath = os.path.join(a.backing, name)
-        size, want = backing_map(bpath)
-        st, r = c.call([noargs("PUTROOTFH"), lookup(name), noargs("GETFH")])
-        if st:
-            check("%s: LOOKUP over TLS" % name, False, errname(st))
-            continue
-        fh = r[-1][2]
-        fd = os.open(bpath, os.O_RDONLY)
-        got, bad, calls, off, holes = [], [], 0, 0, 0
-        while off < size or calls == 0:
-            st, r = c.call([putfh(fh), read_plus(off, MIB)])
-            calls += 1
-            if st:
-                bad.append("READ_PLUS(%d): %s" % (off, errname(st)))
-                break
-            res = r[-1][2]
-            if not res["segs"]:
-                if not res["eof"] or off < size:
-                    bad.append("READ_PLUS(%d): no segment, eof %d" % (off, res["eof"]))
-                break
-            for k, o, x in res["segs"]:
-                if k == NFS4_CONTENT_DATA:
-                    if o != off:
-                        bad.append("data at %d, expected %d" % (o, off))
-                    if os.pread(fd, len(x), o) != x:
-                        bad.append("data [%d, +%d) differs from the backing file" % (o, len(x)))
-                    merge(got, k, o, len(x))
-                    off = o + len(x)
-                else:
-                    if not o <= off < o + x:
-                        bad.append("hole [%d, +%d) does not hold %d" % (o, x, off))
-                    end = min(o + x, size)
-                    merge(got, k, off, end - off)
-                    holes += 1
-                    off = end
-            if bad or res["eof"]:
-                break
-            if calls > 100000:
-                bad.append("more than 100000 calls")
-                break
-        os.close(fd)
-        if size and off < size and not bad:
-            bad.append("stopped at %d of %d" % (off, size))
-        check("%s (%d bytes): READ_PLUS over TLS sends the backing file's bytes" % (name, size),
-              not bad, "; ".join(bad[:3]))
-        check("%s: READ_PLUS's map over TLS is the backing file's (%d segments, %d holes)" %
-              (name, len(want), sum(1 for s in want if s[0] == NFS4_CONTENT_HOLE)),
-              got == want, "over TLS %s, backing %s" % (got[:6], want[:6]))
-    c.client.close()
-
-
-# ---------------------------------------------------------------- torture
-
-class LacunaInfo(ctypes.Structure):
-    """struct lacuna_info (include/lacuna/ioctl.h)"""
-    _fields_ = [("size", ctypes.c_uint32), ("version", ctypes.c_uint32),
-                ("u64s", ctypes.c_uint64 * 6), ("ctl_path", ctypes.c_char * 108),
-                ("conn_bytes_max", ctypes.c_uint64), ("conns_max", ctypes.c_uint64),
-                ("write_unit", ctypes.c_uint32), ("write_unit_aligned", ctypes.c_uint32),
-                ("clone_blksize", ctypes.c_uint64)]
-
-
-# _IOWR(0xAC, 1, struct lacuna_info)
-LACUNA_IOC_INFO = (3 << 30) | (ctypes.sizeof(LacunaInfo) << 16) | (0xAC << 8) | 1
-
-
-def uniform(b):
-    return not b or b.count(b[:1]) == len(b)
-
-
-def torture(a):
-    """Regions of 1 MiB at unaligned offsets; writers fill a whole region
-    with one byte value per change, readers READ_PLUS whole regions."""
-    ctx = client_ctx(a.ca, a.cert, a.key)
-    path = os.path.join(a.dir, a.name)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-    # the mount's write unit: a write through the mount beyond it is atomic per piece only
-    info = LacunaInfo(size=ctypes.sizeof(LacunaInfo))
-    try:
-        fcntl.ioctl(fd, LACUNA_IOC_INFO, info)
-        wunit = info.write_unit
-    except OSError as e:
-        note("LACUNA_IOC_INFO: %s" % e)
-        wunit = 0
-    # regions at odd offsets, 4 KiB + 1000 bytes apart: 3 of 1 MiB for the
-    # NFS writer, 3 of the mount's write unit (at most 1 MiB) for the mount's
-    rlen, mlen = MIB, min(MIB, wunit or 4096)
-    nfs_regs, mount_regs, off = [], [], 3 * 4096 + 511
-    for i in range(6):
-        n = rlen if i % 2 == 0 else mlen
-        (nfs_regs if i % 2 == 0 else mount_regs).append((off, n))
-        os.pwrite(fd, b"\x01" * n, off)
-        off += n + 4096 + 1000
-    os.ftruncate(fd, off)
-    os.fsync(fd)
-    regs = nfs_regs + mount_regs
-    note("torture: regions %s; the mount's write unit %d" % (regs, wunit))
-    stop = threading.Event()
-    stats = dict(replies=0, torn=0, nfs_writes=0, mount_writes=0, punches=0, errors=[])
-    lock = threading.Lock()
-    first_torn = []
-
-    def nfs_writer():
-        try:
-            c = TlsConn(a.port, ctx, minor=2, maxreq=2 * MIB)
-            st, r = c.call([noargs("PUTROOTFH"), lookup(a.name), noargs("GETFH")])
-            fh = r[-1][2]
-            v = 2
-            while not stop.is_set():
-                off, n = random.choice(nfs_regs)
-                v = v % 250 + 2
-                st, r = c.call([putfh(fh), write(off, bytes([v]) * n, stable=2)])
-                if st or r[-1][2]["count"] != n:
-                    raise ValueError("WRITE: %s" % errname(st))
-                with lock:
-                    stats["nfs_writes"] += 1
-        except Exception as e:
-            with lock:
-                stats["errors"].append("NFS writer: %r" % e)
-            stop.set()
-
-    def mount_writer():
-        try:
-            wfd = os.open(path, os.O_RDWR)
-            rng = random.Random(a.seed)
-            v = 2
-            while not stop.is_set():
-                off, n = rng.choice(mount_regs)
-                v = v % 250 + 2
-                if rng.random() < 0.2:
-                    fallocate(wfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, n)
-                    with lock:
-                        stats["punches"] += 1
-                else:
-                    # one write(2) of the region from a buffer at an odd address
-                    buf = bytearray(n + 1)
-                    buf[1:] = bytes([v]) * n
-                    os.pwrite(wfd, memoryview(buf)[1:], off)
-                    with lock:
-                        stats["mount_writes"] += 1
-            os.close(wfd)
-        except Exception as e:
-            with lock:
-                stats["errors"].append("mount writer: %r" % e)
-            stop.set()
-
-    def reader(i):
-        try:
-            c = TlsConn(a.port, ctx, minor=2, maxresp=2 * MIB)
-            st, r = c.call([noargs("PUTROOTFH"), lookup(a.name), noargs("GETFH")])
-            fh = r[-1][2]
-            rng = random.Random(a.seed + i)
-            while not stop.is_set():
-                off, n = rng.choice(regs)
-                st, r = c.call([putfh(fh), read_plus(off, n)])
-                if st:
-                    raise ValueError("READ_PLUS: %s" % errname(st))
-                b = b""
-                for k, o, x in r[-1][2]["segs"]:
-                    if k == NFS4_CONTENT_DATA:
-                        b += x
-                    else:
-                        b += b"\0" * (min(o + x, off + n) - max(o, off))
-                ok = len(b) == n and uniform(b)
-                with lock:
-                    stats["replies"] += 1
-                    if not ok:
-                        stats["torn"] += 1
-                        if not first_torn:
-                            vals = sorted(set(b))
-                            first_torn.append("region at %d: %d bytes, values %s" %
-                                              (off, len(b), vals[:8]))
-                    n = stats["replies"]
-                if (a.expect_torn and stats["torn"]) or n >= a.max_replies:
-                    stop.set()
-                if not a.expect_torn and n >= a.replies:
-                    stop.set()
-        except Exception as e:
-            with lock:
-                stats["errors"].append("reader %d: %r" % (i, e))
-            stop.set()
-
-    ts = [threading.Thread(target=nfs_writer), threading.Thread(target=mount_writer)]
-    ts += [threading.Thread(target=reader, args=(i,)) for i in range(2)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(600)
-    os.close(fd)
-    note("torture: %(replies)d replies, %(nfs_writes)d NFS WRITEs, %(mount_writes)d mount "
-         "writes, %(punches)d punches, %(torn)d torn" % stats)
-    check("torture over TLS: no client error", not stats["errors"], "; ".join(stats["errors"]))
-    check("torture over TLS: both writers wrote", stats["nfs_writes"] > 0 and
-          stats["mount_writes"] + stats["punches"] > 0,
-          "%(nfs_writes)d NFS WRITEs, %(mount_writes)d mount writes, %(punches)d punches" % stats)
-    if a.expect_torn:
-        check("torture over TLS (negative control): a torn reply is caught within %d replies" %
-              a.max_replies, stats["torn"] > 0, "%d replies, none torn" % stats["replies"])
-        if first_torn:
-            note("first torn: " + first_torn[0])
-    else:
-        check("torture over TLS: %d READ_PLUS replies checked" % stats["replies"],
-              stats["replies"] >= a.replies, stats["replies"])
-        check("torture over TLS: 0 torn", stats["torn"] == 0,
-              "%d torn; first: %s" % (stats["torn"], first_torn[:1]))
-
-
-# ---------------------------------------------------------------- hostile peers
-
-def client_hello(ctx):
-    """The bytes of a ClientHello that @ctx would send."""
-    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
-    obj = ctx.wrap_bio(inc, out, server_hostname="localhost")
-    try:
-        obj.do_handshake()
-    except ssl.SSLWantReadError:
-        pass
-    return out.read()
-
-
-_libssl = None
-
-
-def ssl_ptr(t):
-    """The SSL * of the SSLSocket @t: the field after the socket weakref in
-    CPython's PySSLSocket (PyObject_HEAD, PyObject *Socket, SSL *ssl),
-    checked against SSL_get_fd() before use."""
-    global _libssl
-    if _libssl is None:
-        _libssl = ctypes.CDLL("libssl.so.3")
-        _libssl.SSL_key_update.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        _libssl.SSL_do_handshake.argtypes = [ctypes.c_void_p]
-        _libssl.SSL_get_fd.argtypes = [ctypes.c_void_p]
-        _libssl.SSL_version.argtypes = [ctypes.c_void_p]
-    p = ctypes.c_void_p.from_address(id(t._sslobj) + 2 * ctypes.sizeof(ctypes.c_void_p) +
-                                     ctypes.sizeof(ctypes.c_void_p)).value
-    if not p or _libssl.SSL_get_fd(p) != t.fileno() or _libssl.SSL_version(p) != 0x0304:
-        raise RuntimeError("cannot find the SSL object of a Python SSLSocket")
-    return p
-
-
-def key_update_storm(t, n, interleave=False):
-    """Send up to @n KeyUpdate messages (update_requested), each followed
-    by a NULL call when @interleave (application data between them resets
-    the count of consecutive KeyUpdates OpenSSL itself refuses past 32);
-    returns how many went out before the server closed the connection."""
-    p = ssl_ptr(t)
-    t.setblocking(True)
-    sent = 0
-    try:
-        for i in range(n):
-            if _libssl.SSL_key_update(p, 1) != 1:
-                break
-            if _libssl.SSL_do_handshake(p) != 1:
-                break
-            sent += 1
-            if interleave:
-                t.sendall(null_call(100000 + i))
-    except (ssl.SSLError, OSError):
-        pass
-    return sent
-
+# ---------------------------------------------------------------- reload
 
 def cn(t):
     """The common name of the certificate of the server on @t"""
@@ -854,188 +491,30 @@ def reload_(a):
     c.client.close()
 
 
-def bad(a):
-    ctx = client_ctx(a.ca, a.cert, a.key)
-    url = a.metrics
-    case = a.case
-    before = tls_counters(url)
-    note("%s: lacunad_tls_* before: %s" % (case, before))
-    w = case
-    if case in ("plain", "garbage", "stall", "halfhello"):
-        s = connect("127.0.0.1", a.port, timeout=GUARD)
-        r = probe(s)
-        check("%s: the probe is answered with STARTTLS" % w, is_starttls(r), r)
-        if case == "plain":
-            xid = random.getrandbits(31)
-            s.sendall(null_call(xid))
-        elif case == "garbage":
-            s.sendall(bytes(random.Random(7).randrange(256) for _ in range(4096)))
-        elif case == "halfhello":
-            ch = client_hello(ctx)
-            s.sendall(ch[: len(ch) // 2])
-        got = bytearray()
-        how = closed_by_server(s, a.guard, got)
-        check("%s: the server closes the connection (%s)" % (w, how), how != "open")
-        if case == "plain":
-            check("%s: the clear-text call is not answered (%d bytes back%s)" %
-                  (w, len(got), ", a TLS alert" if got[:1] == b"\x15" else ""),
-                  struct.pack(">II", xid, 1) not in got, bytes(got[:64]))
-        s.close()
-        pattern = {"plain": fail_re("not_tls"), "garbage": fail_re("not_tls"),
-                   "stall": fail_re("timeout"), "halfhello": fail_re("timeout")}[case]
-        check_counted(url, before, pattern, w)
-    elif case == "tls12":
-        s = connect("127.0.0.1", a.port, timeout=GUARD)
-        r = probe(s)
-        check("%s: the probe is answered with STARTTLS" % w, is_starttls(r), r)
-        ctx12 = client_ctx(a.ca, tls12=True)
-        try:
-            t = ctx12.wrap_socket(s, server_hostname="localhost")
-            check("%s: a TLS 1.2-only handshake is refused" % w, False,
-                  "negotiated %s" % t.version())
-            t.close()
-        except (ssl.SSLError, OSError, EOFError) as e:
-            check("%s: a TLS 1.2-only handshake is refused (%s)" % (w, e), True)
-        s.close()
-        check_counted(url, before, fail_re("version"), w)
-    elif case == "alpn":
-        try:
-            t = tls_socket(a.port, client_ctx(a.ca, a.cert, a.key), alpn=["http/1.1"])
-            c = TlsClient.__new__(TlsClient)
-            c.s, c.uid, c.gid, c.xid = t, 0, 0, 1
-            ok = c.null()
-            check("%s: a client offering ALPN without sunrpc is refused" % w, False,
-                  "served, ALPN %s" % t.selected_alpn_protocol())
-        except (ssl.SSLError, OSError, EOFError, ValueError) as e:
-            check("%s: a client offering ALPN without sunrpc is refused (%s)" % (w, e), True)
-        check_counted(url, before, fail_re("alpn"), w)
-    elif case == "keyupdate":
-        t = tls_socket(a.port, ctx)
-        c = TlsClient.__new__(TlsClient)
-        c.s, c.uid, c.gid, c.xid = t, 0, 0, 1000
-        check("%s: served before the storm" % w, c.null())
-        sent = key_update_storm(t, a.count, interleave=True)
-        note("%s: %d KeyUpdate messages sent, each followed by a NULL call" % (w, sent))
-        how = closed_by_server(t, a.guard)
-        check("%s: the server closes the connection (%s) after %d KeyUpdates" % (w, how, sent),
-              how != "open")
-        t.close()
-        check_counted(url, before, fail_re("key_update"), w)
-        # a burst without application data between the KeyUpdates
-        before = tls_counters(url)
-        t = tls_socket(a.port, ctx)
-        sent = key_update_storm(t, 200)
-        how = closed_by_server(t, a.guard)
-        check("%s: a burst of KeyUpdates: the server closes the connection (%s) after %d" %
-              (w, how, sent), how != "open")
-        t.close()
-        check_counted(url, before, fail_re("key_update", "record"), w + " (burst)")
-    elif case == "flood":
-        good = TlsConn(a.port, ctx, minor=2)
-        ok, why = True, ""
-        stalled = []
-        for i in range(a.count):
-            try:
-                s = connect("127.0.0.1", a.port, timeout=GUARD, reserved=False)
-                s.sendall(null_call(random.getrandbits(31), AUTH_TLS))
-                stalled.append(s)
-            except OSError as e:
-                note("flood: connection %d: %r" % (i, e))
-                break
-        # every stalled one got its STARTTLS or was refused; none sends more
-        answered = refused = 0
-        for s in stalled:
-            try:
-                s.settimeout(a.guard)
-                r = parse_accepted(recv_record(s))
-                answered += is_starttls(r)
-            except (OSError, EOFError, ValueError):
-                refused += 1
-        note("flood: %d connections: %d got STARTTLS, %d refused or closed" %
-             (len(stalled), answered, refused))
-        check("flood: %d stalled handshakes opened" % len(stalled), len(stalled) == a.count)
-        for _ in range(5):
-            st, r = good.call([noargs("PUTROOTFH"), noargs("GETFH")])
-            ok = ok and st == 0
-        check("flood: an established TLS client is served while %d handshakes stall" %
-              len(stalled), ok)
-        try:
-            plain = Conn(a.port)
-            st, r = plain.call([noargs("PUTROOTFH"), noargs("GETFH")])
-            plain.client.close()
-            check("flood: a new plain TCP client is served meanwhile", st == 0, errname(st))
-        except (OSError, EOFError, ValueError) as e:
-            check("flood: a new plain TCP client is served meanwhile", False, repr(e))
-        check_counted(url, before, fail_re("busy"), w + " (beyond the limit)")
-        if a.hs_max:
-            # (a handshake timed out meanwhile frees its place for one more)
-            now = tls_counters(url)
-            busy, tmo = failures("busy"), failures("timeout")
-            n = now.get(busy, 0) - before.get(busy, 0)
-            late = now.get(tmo, 0) - before.get(tmo, 0)
-            check("flood: the %d handshakes over tls_handshakes_max=%d refused (%d counted busy, "
-                  "%d timed out meanwhile)" % (a.count - a.hs_max, a.hs_max, n, late),
-                  n >= a.count - a.hs_max - late)
-        # all of them are closed by the handshake timeout, at the latest
-        open_left = sum(closed_by_server(s, a.guard) == "open" for s in stalled)
-        check("flood: the server closed every stalled handshake", open_left == 0,
-              "%d still open" % open_left)
-        for s in stalled:
-            s.close()
-        good.client.close()
-    else:
-        raise SystemExit("unknown case " + case)
-    ok, why = served(a.port, ctx)
-    check("%s: afterwards a new TLS client is served" % w, ok, why)
+
+# ---------------------------------------------------------------- command line
+
+def tlsopts(p):
+    p.add_argument("--ca", required=True)
+    p.add_argument("--cert")
+    p.add_argument("--key")
 
 
-def mtls(a):
-    url = a.metrics
-    good = client_ctx(a.ca, a.cert, a.key)
-    ok, why = served(a.port, good)
-    check("mtls: a client with a certificate of the CA is served", ok, why)
-    cases = [("no certificate", client_ctx(a.ca), r"^lacunad_xprtsec_refused_total$"),
-             ("an expired certificate", client_ctx(a.ca, *a.expired), fail_re("verify")),
-             ("a certificate of another CA", client_ctx(a.ca, *a.otherca), fail_re("verify"))]
-    for what, ctx, pattern in cases:
-        before = tls_counters(url)
-        ok, why = served(a.port, ctx)
-        check("mtls: a client with %s is refused (%s)" % (what, why), not ok,
-              "it was served")
-        check_counted(url, before, pattern, "mtls, " + what)
-    ok, why = served(a.port, good)
-    check("mtls: afterwards a client with a good certificate is served", ok, why)
-
-
-# ---------------------------------------------------------------- main
-
-def main(argv):
-    ap = argparse.ArgumentParser(prog="lt_tls.py")
+def cli(prog, commands, argv):
+    """Run the command of @argv: @commands maps a name to (function,
+    a function adding its arguments); TLSOPTS are added to each."""
+    ap = argparse.ArgumentParser(prog=prog)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    for name, (_fn, args) in commands.items():
+        p = sub.add_parser(name)
+        args(p)
+        tlsopts(p)
+    a = ap.parse_args(argv)
+    commands[a.cmd][0](a)
+    return 1 if Checks.fails else 0
 
-    def tlsopts(p):
-        p.add_argument("--ca", required=True)
-        p.add_argument("--cert")
-        p.add_argument("--key")
-    p = sub.add_parser("minors")
-    p.add_argument("port", type=int)
-    tlsopts(p)
-    p = sub.add_parser("readplus")
-    p.add_argument("port", type=int)
-    p.add_argument("dir")
-    p.add_argument("backing")
-    p.add_argument("--seed", type=int, default=random.randrange(1 << 30))
-    tlsopts(p)
-    p = sub.add_parser("torture")
-    p.add_argument("port", type=int)
-    p.add_argument("dir")
-    p.add_argument("--name", default="tls-torture")
-    p.add_argument("--seed", type=int, default=random.randrange(1 << 30))
-    p.add_argument("--replies", type=int, default=1000)
-    p.add_argument("--max-replies", type=int, default=20000)
-    p.add_argument("--expect-torn", action="store_true")
-    tlsopts(p)
-    p = sub.add_parser("reload")
+
+def _reload_args(p):
     p.add_argument("port", type=int)
     p.add_argument("pid", type=int)
     p.add_argument("log")
@@ -1043,26 +522,9 @@ def main(argv):
     p.add_argument("srv_key")
     p.add_argument("new_cert")
     p.add_argument("new_key")
-    tlsopts(p)
-    p = sub.add_parser("bad")
-    p.add_argument("case")
-    p.add_argument("port", type=int)
-    p.add_argument("metrics")
-    p.add_argument("--count", type=int, default=1000)
-    p.add_argument("--guard", type=float, default=GUARD)
-    p.add_argument("--hs-max", type=int, default=0, help="the server's tls_handshakes_max")
-    tlsopts(p)
-    p = sub.add_parser("mtls")
-    p.add_argument("port", type=int)
-    p.add_argument("metrics")
-    p.add_argument("--expired", nargs=2, required=True)
-    p.add_argument("--otherca", nargs=2, required=True)
-    tlsopts(p)
-    a = ap.parse_args(argv)
-    {"minors": minors, "readplus": readplus, "torture": torture, "bad": bad,
-     "mtls": mtls, "reload": reload_}[a.cmd](a)
-    return 1 if Checks.fails else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(cli("lt_tls.py", {
+        "minors": (minors, lambda p: p.add_argument("port", type=int)),
+        "reload": (reload_, _reload_args)}, sys.argv[1:]))
