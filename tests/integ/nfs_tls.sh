@@ -23,6 +23,10 @@
 #  - READ_PLUS over TLS of sparse files (all hole, empty, dense, data at
 #    both ends, ending in a hole, 40 random data runs, data past 1 GiB):
 #    every byte and the map of data and holes equal to the backing file;
+#  - pipelining over one TLS connection: as many 1 MiB WRITEs (at odd
+#    offsets) as the session has slots sent before reading a reply, then
+#    as many READ_PLUS, then READs: each answered once, the data written
+#    in the backing file and read back whole;
 #  - a torture over TLS: READ_PLUS readers of 1 MiB regions at unaligned
 #    offsets while a writer sends 1 MiB WRITEs (FILE_SYNC4) over TLS and
 #    another writes (from a buffer at an odd address, as much as the
@@ -78,6 +82,7 @@ lt_check "the 8 handshakes are counted in lacunad_tls_handshakes_total ($hs0 -> 
 	test "$((${hs1%.*} - ${hs0%.*}))" -ge 8
 
 rp "readplus" readplus "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" --seed "$SEED" "${CA[@]}"
+rp "pipeline" pipeline "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" "${CA[@]}"
 rp "torture" torture "$NFS_PORT" "$NFS_EXPORT" --name torture --seed "$SEED" --replies 600 \
 	"${CA[@]}"
 bytes=$(metric 'lacunad_tls_bytes_total{dir="out"}')

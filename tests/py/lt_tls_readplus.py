@@ -21,6 +21,12 @@
 #       a reply showing more than one value is torn. At least --replies
 #       replies, 0 torn; with --expect-torn (a negative control) a torn
 #       reply must come within --max-replies
+#   lt_tls_readplus.py pipeline PORT DIR BACKING TLSOPTS [--name N]
+#       over one TLS connection (4.2, a session of several slots), as
+#       many 1 MiB WRITEs at odd offsets as the session has slots sent
+#       back to back before any reply is read, then as many READ_PLUS,
+#       then as many READs: every call answered once, the backing file
+#       holds what was written, every reply carries it back
 #
 # TLSOPTS: --ca CA [--cert CERT --key KEY]. Output as lt_tls.py's.
 import ctypes
@@ -316,6 +322,73 @@ def torture(a):
 
 
 
+# ---------------------------------------------------------------- pipelining
+
+def pipeline(a):
+    ctx = client_ctx(a.ca, a.cert, a.key)
+    path = os.path.join(a.dir, a.name)
+    c = TlsConn(a.port, ctx, minor=2, maxresp=2 * MIB, maxreq=2 * MIB)
+    ses = c.ses
+    depth = min(16, ses.fore[5])
+    note("pipeline: %d slots" % depth)
+    check("pipeline: the session has several slots", depth > 1, depth)
+    offs = [4096 * 3 + 777 + i * (MIB + 1001) for i in range(depth)]
+    data = [os.urandom(MIB) for _ in range(depth)]
+    with open(path, "wb") as f:
+        f.truncate(offs[-1] + MIB)
+    st, r = c.call([noargs("PUTROOTFH"), lookup(a.name), noargs("GETFH")])
+    if st:
+        check("pipeline: LOOKUP " + a.name, False, errname(st))
+        return
+    fh = r[-1][2]
+    seqs = [ses.seq] + [1] * (depth - 1)  # slot 0 was Session's
+
+    def batch(what, op_of):
+        """send one call per slot, then read the replies: {slot: (status, results)}"""
+        sent = {}
+        for i in range(depth):
+            seq = ("SEQUENCE", ses.sid + u32(seqs[i]) + u32(i) + u32(depth - 1) + u32(0))
+            seqs[i] += 1
+            sent[c.client.send(2, [seq, putfh(fh), op_of(i)])] = i
+        got = {}
+        try:
+            for _ in range(depth):
+                st, r = c.client._reply()
+                got[sent.get(c.client.reply_xid, -1)] = (st, r)
+        except (OSError, EOFError, ValueError) as e:
+            check("pipeline: %d %s sent back to back are answered" % (depth, what), False, repr(e))
+            return {}
+        check("pipeline: %d %s sent back to back are each answered once" % (depth, what),
+              sorted(got) == list(range(depth)), sorted(got))
+        bad = [(i, errname(st)) for i, (st, r) in got.items() if st]
+        check("pipeline: the %s all succeed" % what, not bad, bad[:3])
+        return {i: r[-1][2] for i, (st, r) in got.items() if not st}
+
+    res = batch("WRITEs of 1 MiB", lambda i: write(offs[i], data[i], stable=2))
+    check("pipeline: every WRITE wrote 1 MiB", all(res[i]["count"] == MIB for i in res))
+    fd = os.open(os.path.join(a.backing, a.name), os.O_RDONLY)
+    check("pipeline: the backing file holds what the WRITEs carried",
+          all(os.pread(fd, MIB, offs[i]) == data[i] for i in range(depth)))
+    os.close(fd)
+    res = batch("READ_PLUS of 1 MiB", lambda i: read_plus(offs[i], MIB))
+    same = [i for i in res if b"".join(x for k, o, x in res[i]["segs"]
+                                       if k == NFS4_CONTENT_DATA) == data[i]]
+    check("pipeline: every READ_PLUS reply carries what was written", len(same) == depth,
+          "%d of %d" % (len(same), depth))
+    res = batch("READs of 1 MiB", lambda i: read(offs[i], MIB))
+    same = [i for i in res if res[i]["data"] == data[i]]
+    check("pipeline: every READ reply carries what was written", len(same) == depth,
+          "%d of %d" % (len(same), depth))
+    c.client.close()
+
+
+def _pipeline_args(p):
+    p.add_argument("port", type=int)
+    p.add_argument("dir")
+    p.add_argument("backing")
+    p.add_argument("--name", default="tls-pipeline")
+
+
 def _readplus_args(p):
     p.add_argument("port", type=int)
     p.add_argument("dir")
@@ -335,4 +408,5 @@ def _torture_args(p):
 
 if __name__ == "__main__":
     sys.exit(cli("lt_tls_readplus.py", {"readplus": (readplus, _readplus_args),
-                                        "torture": (torture, _torture_args)}, sys.argv[1:]))
+                                        "torture": (torture, _torture_args),
+                                        "pipeline": (pipeline, _pipeline_args)}, sys.argv[1:]))
