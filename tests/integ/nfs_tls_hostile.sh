@@ -27,7 +27,7 @@
 #    with a certificate of tls_ca is served; one without a certificate is
 #    refused (lacunad_xprtsec_refused_total), one with an expired
 #    certificate and one with a certificate of another CA are refused
-#    in the handshake (verify).
+#    in the handshake (verify); the good certificate's subject is logged.
 # lacunad must still be running and exit 0 on SIGTERM at the end
 # (nfs_stop), with no sanitizer report in its log. The clients' waits
 # (30 s) only guard against hangs: nothing is judged by the clock.
@@ -73,5 +73,7 @@ nfs_start "$NFS_EXPORT" --threads 2 "${SRV_TLS[@]}" --xprtsec mtls --metrics-lis
 nfs_run_checks "mtls" "$LT_NFS_TIMEOUT" python3 "$T" mtls "$NFS_PORT" "$URL" "${CA[@]}" \
 	--cert "$C/client.crt" --key "$C/client.key" \
 	--expired "$C/expired.crt" "$C/expired.key" --otherca "$C/rogue.crt" "$C/rogue.key"
+lt_check "the identity of the client certificate is logged" \
+	grep -q "tls: connection .*, client .*lacuna test client" "$NFS_LOG"
 nfs_stop
 lt_done
