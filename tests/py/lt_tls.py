@@ -132,8 +132,9 @@ def tls_socket(port, ctx, host="127.0.0.1", reserved=None, alpn=None):
 class TlsClient(Client):
     """lt_nfs4raw's Client over RPC-with-TLS."""
 
-    def __init__(self, port, ctx, uid=0, gid=0, reserved=None):
-        self.s = tls_socket(port, ctx, reserved=reserved)
+    def __init__(self, port, ctx, uid=0, gid=0, reserved=None, sock=None):
+        """sock: a TLS connection already made (tls_socket(), WireTls)"""
+        self.s = sock or tls_socket(port, ctx, reserved=reserved)
         self.xid = struct.unpack(">I", os.urandom(4))[0] >> 2
         self.uid, self.gid = uid, gid
 
@@ -332,9 +333,7 @@ def minors(a):
         check("%s: TLS 1.3" % w, t.obj.version() == "TLSv1.3", t.obj.version())
         note("%s: %s %s, ALPN %s" % (w, t.obj.version(), t.obj.cipher()[0],
                                      t.obj.selected_alpn_protocol()))
-        c = TlsClient.__new__(TlsClient)
-        c.s, c.uid, c.gid = t, 0, 0
-        c.xid = struct.unpack(">I", os.urandom(4))[0] >> 2
+        c = TlsClient(a.port, ctx, sock=t)
         check("%s: NULL inside TLS" % w, c.null())
         data = work(c, minor, w)
         c.close()
@@ -345,8 +344,7 @@ def minors(a):
     t = tls_socket(a.port, client_ctx(a.ca, a.cert, a.key), alpn=["h2", "sunrpc"])
     check("ALPN: the server selects sunrpc when a client offers it",
           t.selected_alpn_protocol() == "sunrpc", t.selected_alpn_protocol())
-    c = TlsClient.__new__(TlsClient)
-    c.s, c.uid, c.gid, c.xid = t, 0, 0, 1
+    c = TlsClient(a.port, None, sock=t)
     check("ALPN: NULL inside TLS", c.null())
     c.close()
 

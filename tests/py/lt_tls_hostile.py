@@ -71,8 +71,8 @@ def ssl_ptr(t):
         _libssl.SSL_do_handshake.argtypes = [ctypes.c_void_p]
         _libssl.SSL_get_fd.argtypes = [ctypes.c_void_p]
         _libssl.SSL_version.argtypes = [ctypes.c_void_p]
-    p = ctypes.c_void_p.from_address(id(t._sslobj) + 2 * ctypes.sizeof(ctypes.c_void_p) +
-                                     ctypes.sizeof(ctypes.c_void_p)).value
+    word = ctypes.sizeof(ctypes.c_void_p)
+    p = ctypes.c_void_p.from_address(id(t._sslobj) + 3 * word).value  # after 2 + 1 words
     if not p or _libssl.SSL_get_fd(p) != t.fileno() or _libssl.SSL_version(p) != 0x0304:
         raise RuntimeError("cannot find the SSL object of a Python SSLSocket")
     return p
@@ -147,9 +147,8 @@ def bad(a):
     elif case == "alpn":
         try:
             t = tls_socket(a.port, client_ctx(a.ca, a.cert, a.key), alpn=["http/1.1"])
-            c = TlsClient.__new__(TlsClient)
-            c.s, c.uid, c.gid, c.xid = t, 0, 0, 1
-            ok = c.null()
+            TlsClient(a.port, None, sock=t).null()
+            t.close()
             check("%s: a client offering ALPN without sunrpc is refused" % w, False,
                   "served, ALPN %s" % t.selected_alpn_protocol())
         except (ssl.SSLError, OSError, EOFError, ValueError) as e:
@@ -157,9 +156,7 @@ def bad(a):
         check_counted(url, before, fail_re("alpn"), w)
     elif case == "keyupdate":
         t = tls_socket(a.port, ctx)
-        c = TlsClient.__new__(TlsClient)
-        c.s, c.uid, c.gid, c.xid = t, 0, 0, 1000
-        check("%s: served before the storm" % w, c.null())
+        check("%s: served before the storm" % w, TlsClient(a.port, None, sock=t).null())
         sent = key_update_storm(t, a.count, interleave=True)
         note("%s: %d KeyUpdate messages sent, each followed by a NULL call" % (w, sent))
         how = closed_by_server(t, a.guard)
@@ -178,7 +175,7 @@ def bad(a):
         check_counted(url, before, fail_re("key_update", "record"), w + " (burst)")
     elif case == "flood":
         good = TlsConn(a.port, ctx, minor=2)
-        ok, why = True, ""
+        ok = True
         stalled = []
         for i in range(a.count):
             try:
@@ -251,7 +248,6 @@ def mtls(a):
         check_counted(url, before, pattern, "mtls, " + what)
     ok, why = served(a.port, good)
     check("mtls: afterwards a client with a good certificate is served", ok, why)
-
 
 
 def _bad_args(p):
