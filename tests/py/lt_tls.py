@@ -21,7 +21,8 @@
 #       READ back, CLOSE, CREATE of a directory, READDIR, REMOVE; all the
 #       server sent after the handshake is TLS application_data records,
 #       without the data written and read in clear; ALPN "sunrpc"
-#       selected when offered
+#       selected when offered; the probe, a handshake and calls sent a
+#       few bytes at a time, 50 calls in one TLS record
 #   lt_tls.py reload PORT PID LOG CERT KEY NEWCERT NEWKEY TLSOPTS
 #       lacunad (PID, logging to LOG) serves the certificate CERT (key
 #       KEY) of its configuration file; a client connects over TLS, then
@@ -146,15 +147,32 @@ class TlsClient(Client):
         return r[0] == self.xid and r[3] == 0
 
 
+def drip_send(sock, data):
+    """Send @data in pieces of 1 to 7 bytes, the first 1 byte long, each in
+    a segment of its own (TCP_NODELAY) as far as the kernel keeps them
+    apart (a pause after the first one lets it arrive alone: the server
+    must take a record header cut anywhere, the first byte alone too)."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    rng, off, n = random.Random(len(data)), 0, 1
+    while off < len(data):
+        sock.sendall(data[off:off + n])
+        if off == 0:
+            time.sleep(0.05)
+        off += n
+        n = rng.randrange(1, 8)
+
+
 class WireTls:
     """TLS over memory BIOs on the connected socket @sock: a socket for
     lt_nfs4raw's Client (sendall, recv, close) that keeps in @raw every
     byte the server sent after the handshake, for wire_problems()."""
 
-    def __init__(self, sock, ctx):
+    def __init__(self, sock, ctx, drip=False):
+        """drip: send everything a few bytes at a time (drip_send)"""
         self.sock, self.inc, self.out = sock, ssl.MemoryBIO(), ssl.MemoryBIO()
         self.obj = ctx.wrap_bio(self.inc, self.out, server_hostname="localhost")
         self.raw = bytearray()
+        self.drip = drip
         while True:
             try:
                 self.obj.do_handshake()
@@ -166,7 +184,9 @@ class WireTls:
 
     def _flush(self):
         d = self.out.read()
-        if d:
+        if d and self.drip:
+            drip_send(self.sock, d)
+        elif d:
             self.sock.sendall(d)
 
     def _fill(self, keep=True):
@@ -346,6 +366,36 @@ def minors(a):
           t.selected_alpn_protocol() == "sunrpc", t.selected_alpn_protocol())
     c = TlsClient(a.port, None, sock=t)
     check("ALPN: NULL inside TLS", c.null())
+    c.close()
+    drip(a, ctx)
+
+
+def drip(a, ctx):
+    """The probe, the handshake and the calls a few bytes at a time, then
+    many calls in one TLS record."""
+    s = connect("127.0.0.1", a.port, timeout=GUARD)
+    xid = random.getrandbits(31)
+    drip_send(s, null_call(xid, AUTH_TLS))
+    r = parse_accepted(recv_record(s))
+    check("drip: the probe sent a few bytes at a time is answered with STARTTLS",
+          r[0] == xid and is_starttls(r), r)
+    try:
+        t = WireTls(s, ctx, drip=True)
+    except (OSError, EOFError, ssl.SSLError) as e:
+        check("drip: a handshake sent a few bytes at a time (the first byte alone) completes",
+              False, repr(e))
+        s.close()
+        return
+    c = TlsClient(a.port, None, sock=t)
+    check("drip: NULL inside TLS, sent a few bytes at a time", c.null())
+    st, r = c.call(0, [noargs("PUTROOTFH"), noargs("GETFH")])
+    check("drip: a COMPOUND sent a few bytes at a time", st == 0, errname(st))
+    t.drip = False
+    n = 50
+    t.sendall(b"".join(null_call(7000 + i) for i in range(n)))  # one TLS record
+    xids = sorted(parse_accepted(recv_record(t))[0] for _ in range(n))
+    check("drip: %d calls in one TLS record get %d replies" % (n, n),
+          xids == list(range(7000, 7000 + n)), xids[:5])
     c.close()
 
 
