@@ -22,7 +22,8 @@
 #       server sent after the handshake is TLS application_data records,
 #       without the data written and read in clear; ALPN "sunrpc"
 #       selected when offered; the probe, a handshake and calls sent a
-#       few bytes at a time, 50 calls in one TLS record
+#       few bytes at a time, 50 calls in one TLS record; a ClientHello
+#       sent with the probe, before STARTTLS came back
 #   lt_tls.py reload PORT PID LOG CERT KEY NEWCERT NEWKEY TLSOPTS
 #       lacunad (PID, logging to LOG) serves the certificate CERT (key
 #       KEY) of its configuration file; a client connects over TLS, then
@@ -368,6 +369,7 @@ def minors(a):
     check("ALPN: NULL inside TLS", c.null())
     c.close()
     drip(a, ctx)
+    eager(a, ctx)
 
 
 def drip(a, ctx):
@@ -397,6 +399,40 @@ def drip(a, ctx):
     check("drip: %d calls in one TLS record get %d replies" % (n, n),
           xids == list(range(7000, 7000 + n)), xids[:5])
     c.close()
+
+
+def eager(a, ctx):
+    """The ClientHello sent with the probe, in the same segment, before
+    STARTTLS came back: the STARTTLS reply first, then the handshake."""
+    s = connect("127.0.0.1", a.port, timeout=GUARD)
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out, server_hostname="localhost")
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    xid = random.getrandbits(31)
+    s.sendall(null_call(xid, AUTH_TLS) + out.read())
+    r = parse_accepted(recv_record(s))
+    check("eager: the probe sent with the ClientHello is answered with STARTTLS",
+          r[0] == xid and is_starttls(r), r)
+    try:
+        while True:
+            try:
+                obj.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                s.sendall(out.read())
+                d = s.recv(65536)
+                if not d:
+                    raise EOFError("server closed the connection")
+                inc.write(d)
+        s.sendall(out.read())
+        check("eager: the handshake of a ClientHello sent with the probe completes", True)
+    except (OSError, EOFError, ssl.SSLError) as e:
+        check("eager: the handshake of a ClientHello sent with the probe completes", False,
+              repr(e))
+    s.close()
 
 
 def work(c, minor, w):
