@@ -116,7 +116,8 @@ def client_ctx(ca, cert=None, key=None, tls12=False):
 
 
 def tls_socket(port, ctx, host="127.0.0.1", reserved=None, alpn=None):
-    """A TCP connection to @port that did the probe and the TLS handshake."""
+    """A TCP connection to @port that did the probe and the TLS handshake
+    (alpn: the protocols to offer, set on @ctx)."""
     s = connect(host, port, timeout=GUARD, reserved=reserved)
     try:
         r = probe(s)
