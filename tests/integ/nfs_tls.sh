@@ -85,7 +85,7 @@ rp "readplus" readplus "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" --seed "$SEED" "
 rp "pipeline" pipeline "$NFS_PORT" "$NFS_EXPORT" "$NFS_BACKING" "${CA[@]}"
 rp "torture" torture "$NFS_PORT" "$NFS_EXPORT" --name torture --seed "$SEED" --replies 600 \
 	"${CA[@]}"
-bytes=$(metric 'lacunad_tls_bytes_total{dir="out"}')
+bytes=$(metric 'lacunad_tls_bytes_total{direction="out"}')
 lt_check "TLS bytes sent are counted (${bytes:-0})" test "${bytes%.*}" -gt $((8 * 1048576))
 nfs_stop
 
