@@ -23,6 +23,8 @@
 #    own limit of 32 KeyUpdates in a row does not apply), closed as
 #    key_update; a burst of 200 KeyUpdates alone, closed (key_update, or
 #    record when OpenSSL refuses them first);
+#  - 20 TLS connections reset right after sending 4 READs of 1 MiB (their
+#    replies being encrypted and sent): lacunad goes on serving;
 #  - on an export with xprtsec=mtls (lacunad --xprtsec mtls): a client
 #    with a certificate of tls_ca is served; one without a certificate is
 #    refused (lacunad_xprtsec_refused_total), one with an expired
@@ -51,7 +53,7 @@ CA=(--ca "$C/ca.crt")
 # (insecure: the clients need no reserved port, so that no root is needed)
 NFS_EXPORT_OPTS=insecure
 nfs_make_export plain export
-echo "served over TLS" >"$NFS_EXPORT/file" || lt_hard "write $NFS_EXPORT/file"
+head -c 4M /dev/urandom >"$NFS_EXPORT/big" || lt_hard "write $NFS_EXPORT/big"
 mport=$(nfs_free_port) || lt_hard "no free port for the metrics"
 URL="http://127.0.0.1:$mport/metrics"
 
@@ -64,6 +66,7 @@ for c in plain garbage stall halfhello tls12 alpn; do
 	bad "$c"
 done
 bad keyupdate --count 60
+bad abort --count 20
 bad flood --count $((HS_MAX + 6)) --hs-max "$HS_MAX"
 nfs_stop
 

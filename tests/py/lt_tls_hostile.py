@@ -22,6 +22,10 @@
 #                may be record: OpenSSL refuses 32 in a row itself), sent
 #                with libssl's SSL_key_update through ctypes (Python's ssl
 #                has no call for it)
+#     abort      N TLS connections reset (SO_LINGER 0) right after sending
+#                4 READs of 1 MiB of the file "big": nothing to count, the
+#                server must go on (and free what they held: the
+#                sanitizer build's leak check at exit)
 #     flood      N stalled handshakes while a client that finished its
 #                handshake before, and a new plain TCP client, are served;
 #                with --hs-max (the server's tls_handshakes_max) the N - M
@@ -37,6 +41,7 @@
 import ctypes
 import os
 import random
+import socket
 import ssl
 import struct
 import sys
@@ -173,6 +178,22 @@ def bad(a):
               (w, how, sent), how != "open")
         t.close()
         check_counted(url, before, fail_re("key_update", "record"), w + " (burst)")
+    elif case == "abort":
+        gone = 0
+        for i in range(a.count):
+            c = TlsConn(a.port, ctx)
+            st, r = c.call([noargs("PUTROOTFH"), lookup("big"), noargs("GETFH")])
+            if st:
+                check("%s: LOOKUP big" % w, False, errname(st))
+                break
+            for k in range(4):
+                c.client.send(0, [putfh(r[-1][2]), read(k * MIB, MIB)])
+            # a reset while the replies are encrypted and sent
+            c.client.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            c.client.s.close()
+            gone += 1
+        check("%s: %d TLS connections reset with 4 MiB of READ replies on their way" %
+              (w, gone), gone == a.count)
     elif case == "flood":
         good = TlsConn(a.port, ctx, minor=2)
         ok = True
