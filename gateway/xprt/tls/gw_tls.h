@@ -88,7 +88,8 @@ struct gw_tls_hs_job {
 	char peer[128]; /* the client certificate's subject or first SAN */
 	/* the thread's */
 	struct timespec deadline;
-	bool done, want_write, checked;
+	bool done, want_write;
+	uint8_t checked; /* bytes of the stream's first two looked at */
 };
 
 struct gw_tls_hs;

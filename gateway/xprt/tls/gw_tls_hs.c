@@ -157,18 +157,24 @@ static int gw_tls_hs_flush(struct gw_tls_hs_job *j)
 }
 
 /* The first bytes of the stream: a TLS handshake record (type 22, version 3.x)? */
-static bool gw_tls_hs_looks_tls(const uint8_t *d, size_t n)
+static bool gw_tls_hs_looks_tls(struct gw_tls_hs_job *j, const uint8_t *d, size_t n)
 {
-	return (n < 1 || d[0] == 22) && (n < 2 || d[1] == 3);
+	static const uint8_t head[2] = { 22, 3 };
+	size_t i;
+
+	/* by position in the stream: a segment may end after any byte */
+	for (i = 0; i < n && j->checked < sizeof(head); i++, j->checked++)
+		if (d[i] != head[j->checked])
+			return false;
+	return true;
 }
 
 static void gw_tls_hs_in(struct gw_tls_hs_job *j, const uint8_t *d, size_t n)
 {
-	if (!j->checked && !gw_tls_hs_looks_tls(d, n)) {
+	if (!gw_tls_hs_looks_tls(j, d, n)) {
 		j->fail = GW_TLS_FAIL_NOT_TLS;
 		return;
 	}
-	j->checked = n >= 2;
 	BIO_write(SSL_get_rbio(j->ssl), d, (int)n);
 }
 
