@@ -105,6 +105,7 @@
 #define NFSC_WAIT_MAX 120      /* seconds of NFS4ERR_GRACE/DELAY waited out */
 #define NFSC_REPLY_TIMEOUT 120 /* seconds of silence before a connection is given up */
 #define NFSC_ERR_MAX 256
+#define NFSC_SEC_MAX 96	       /* a transport's security, described */
 
 /* data_content4 (RFC 7862) */
 #define NFSC_CONTENT_DATA 0
@@ -157,12 +158,34 @@ struct nfsc_xprt {
 	unsigned int max_calls;	      /* calls it can carry at once; 0: no limit */
 	uint16_t sport;		      /* TCP: the local (source) port */
 	bool resvport;		      /* from a reserved port (below 1024), or RDMA */
+	char sec[NFSC_SEC_MAX];	      /* "" in the clear, else "TLSv1.3 <cipher>" */
+	bool tls, mtls;		      /* RPC-with-TLS; with a client certificate */
 	char err[NFSC_ERR_MAX];	      /* what failed, after an error */
 };
 
 /* Connect to HOST:PORT over TCP; replies of at most @rec_max bytes. */
 int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
 		     char *err, size_t errlen);
+
+/*
+ * A TCP socket connected to HOST:PORT, from a reserved port as root
+ * (see nfs_client_tcp.c), TCP_NODELAY, NFSC_REPLY_TIMEOUT on receives.
+ */
+int nfsc_tcp_socket(const char *host, const char *port, int *fd, char *err, size_t errlen);
+/* The local port of @fd, 0 if unknown. */
+uint16_t nfsc_local_port(int fd);
+
+struct nfs_tls_opts;
+
+/*
+ * Connect to HOST:PORT over TCP with RPC-with-TLS (RFC 9289,
+ * nfs_client_tls.c): the AUTH_TLS probe, a TLS 1.3 handshake as @o
+ * says (nfs_tls.h), then records inside TLS; replies of at most
+ * @rec_max bytes.
+ */
+int nfsc_tls_connect(const char *host, const char *port, size_t rec_max,
+		     const struct nfs_tls_opts *o, struct nfsc_xprt **out, char *err,
+		     size_t errlen);
 
 /*
  * Connect to HOST:PORT with RPC-over-RDMA (nfs_client_rdma.c, only

@@ -202,8 +202,7 @@ static int connect_resv(const struct addrinfo *a)
 	return -1;
 }
 
-/* The local port of @fd, 0 if unknown. */
-static uint16_t local_port(int fd)
+uint16_t nfsc_local_port(int fd)
 {
 	struct sockaddr_storage sa;
 	socklen_t len = sizeof(sa);
@@ -217,13 +216,11 @@ static uint16_t local_port(int fd)
 	return 0;
 }
 
-int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
-		     char *err, size_t errlen)
+int nfsc_tcp_socket(const char *host, const char *port, int *out, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai, *a;
 	struct timeval tmo = { .tv_sec = NFSC_REPLY_TIMEOUT };
-	struct tcp_xprt *x;
 	int one = 1, rc, fd = -1, saved = 0;
 
 	rc = getaddrinfo(host, port, &hints, &ai);
@@ -261,6 +258,19 @@ int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct 
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+	*out = fd;
+	return 0;
+}
+
+int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
+		     char *err, size_t errlen)
+{
+	struct tcp_xprt *x;
+	int rc, fd;
+
+	rc = nfsc_tcp_socket(host, port, &fd, err, errlen);
+	if (rc)
+		return rc;
 	x = calloc(1, sizeof(*x));
 	if (x)
 		x->buf = malloc(rec_max);
@@ -271,7 +281,7 @@ int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct 
 		return -ENOMEM;
 	}
 	x->t.ops = &tcp_ops;
-	x->t.sport = local_port(fd);
+	x->t.sport = nfsc_local_port(fd);
 	x->t.resvport = x->t.sport && x->t.sport < IPPORT_RESERVED;
 	x->fd = fd;
 	x->max = rec_max;
