@@ -372,6 +372,9 @@ static int io_fail(struct nfs_tls *t, int ret, const char *what, char *err, size
 			ERR_GET_REASON(ERR_peek_error()) == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED
 				? " (give a client certificate: --cert, --key)"
 				: "");
+	if (!ERR_peek_error())
+		return tls_fail(-ECONNABORTED, err, errlen, "%s: SSL_get_error %d, errno %d", what, e,
+				errno);
 	return tls_fail(-ECONNABORTED, err, errlen, "%s: %s", what, ssl_reason("TLS error"));
 }
 
