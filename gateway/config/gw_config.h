@@ -85,6 +85,9 @@ struct gw_opts {
 	uint32_t anongid;
 	enum gw_sec sec[GW_SEC_MAX]; /* in the order given, for SECINFO */
 	unsigned int nsec;
+	/* xprtsec=: the GW_XPRTSEC_* transports admitted (gw_xprtsec.h); 0: not
+	 * given, the default of gw_client_xprtsec() */
+	uint8_t xprtsec;
 };
 
 /*
@@ -144,6 +147,14 @@ struct gw_config {
 	bool legacy_handles; /* version 1 (untagged) file handles accepted */
 	struct sockaddr_storage metrics; /* metrics_listen; ss_family 0: none */
 	socklen_t metrics_len;
+	/* RPC-with-TLS (gw_xprtsec.h); NULL: none. Re-read on a reload. */
+	char *tls_cert; /* PEM: the server's certificate, its chain after it */
+	char *tls_key;	/* PEM: the private key of tls_cert */
+	char *tls_ca;	/* PEM: CAs a client certificate is verified against (mtls) */
+	unsigned int tls_handshake_timeout; /* seconds */
+#define GW_TLS_HANDSHAKE_TIMEOUT_MAX 600
+	unsigned int tls_handshakes_max; /* in progress at once */
+#define GW_TLS_HANDSHAKES_MAX 65536
 	struct gw_limits limits;
 	struct gw_export_conf *exports;
 	size_t nexports;
@@ -158,7 +169,9 @@ typedef void gw_err_fn(void *arg, const char *msg);
  * one reported), -ENOMEM, -EFBIG past GW_FILE_MAX, or the errno of opening
  * or reading the file (reported too). err_fn NULL writes the messages to
  * stderr. The exported directories are not looked at; see
- * gw_config_check_paths().
+ * gw_config_check_paths(). Neither are the TLS settings checked against
+ * each other and the exports, nor their files opened: the command line
+ * may still change them (gw_config_from_cli() checks the result).
  */
 int gw_config_load(const char *path, struct gw_config **out, gw_err_fn *err_fn, void *arg);
 
@@ -216,6 +229,12 @@ struct gw_cred {
  */
 void gw_client_squash(const struct gw_client *c, struct gw_cred *cred);
 
+/*
+ * The transports (GW_XPRTSEC_* bits) rule @c admits: its xprtsec= option,
+ * else every one (none:tls:mtls) when @cfg has a tls_cert, else none.
+ */
+uint8_t gw_client_xprtsec(const struct gw_config *cfg, const struct gw_client *c);
+
 /* ---------------------------------------------------------------- command line */
 
 #define GW_CLI_SETS_MAX 16 /* --set options on one command line */
@@ -225,6 +244,7 @@ struct gw_cli {
 	const char *config;	 /* --config, else GW_CONFIG_DEFAULT unless --export */
 	const char *export_dir;	 /* --export */
 	const char *export_opts; /* --export-options */
+	const char *xprtsec;	 /* --xprtsec: the export's xprtsec= */
 	/*
 	 * The settings given by their flags or --set, validated, by row of
 	 * the settings table; NULL: not given. See gw_cli_value().
@@ -257,7 +277,10 @@ const char *gw_cli_value(const struct gw_cli *cli, const char *key);
 /*
  * Build the configuration the command line asks for: the file of
  * --config, or the one export of --export, then the settings of the
- * command line (their flags and --set) on top.
+ * command line (their flags and --set) on top. Then the RPC-with-TLS
+ * settings are checked against each other and the exports' xprtsec=, and
+ * their files must be readable regular files (every problem reported:
+ * -EINVAL).
  * Calling it again on SIGHUP re-reads the file and keeps the overrides.
  * With --export there is no file, so a reload has nothing to re-read;
  * a relative DIR is resolved against the working directory, so build the
