@@ -19,12 +19,8 @@
 #    verification failure naming the reason (1, no copy left behind); on
 #    `sec`, a client certificate from the CA reads the file, while no
 #    certificate, a certificate of the other CA, and a connection in the
-#    clear are refused (1).
-#
-# Development aid: LT_TLS_RELAY=SCRIPT runs the TLS checks through an RFC
-# 9289 relay in front of a plain lacunad when lacunad itself has no TLS
-# (`SCRIPT --listen PORT --cert C --key K --ca CA --backend 127.0.0.1:P`);
-# the xprtsec policy checks then do not run.
+#    clear are refused (1, NFS4ERR_WRONGSEC with a hint naming the options),
+#    while `pub` still serves a connection in the clear.
 
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -113,38 +109,17 @@ lt_check "no TLS at the server (nfs-map --ca): says so" \
 nfs_stop
 
 # ---- a server with TLS
-POLICY=1
 PUB=${NFS_EXPORT#/}/pub
 SEC=${NFS_EXPORT#/}/sec
-if "$LACUNAD" --help 2>&1 | grep -q -- --tls-cert; then
-	cat >"$LT_TMP/tls.conf" <<EOF || lt_hard "write $LT_TMP/tls.conf"
+cat >"$LT_TMP/tls.conf" <<EOF || lt_hard "write $LT_TMP/tls.conf"
 tls_cert = $C/srv.crt
 tls_key = $C/srv.key
 tls_ca = $C/ca.crt
 $NFS_EXPORT/pub 127.0.0.1(rw,no_root_squash,xprtsec=none:tls:mtls)
 $NFS_EXPORT/sec 127.0.0.1(rw,no_root_squash,xprtsec=mtls)
 EOF
-	nfs_start --config "$LT_TMP/tls.conf"
-	PORT=$NFS_PORT
-elif [ -n "${LT_TLS_RELAY:-}" ]; then
-	lt_log "lacunad has no TLS: through $LT_TLS_RELAY; the xprtsec checks do not run"
-	POLICY=""
-	cat >"$LT_TMP/plain.conf" <<EOF || lt_hard "write $LT_TMP/plain.conf"
-$NFS_EXPORT/pub 127.0.0.1(rw,no_root_squash)
-$NFS_EXPORT/sec 127.0.0.1(rw,no_root_squash)
-EOF
-	nfs_start --config "$LT_TMP/plain.conf"
-	PORT=$(nfs_free_port) || lt_hard "no free port for the relay"
-	setsid python3 "$LT_TLS_RELAY" --listen "$PORT" --cert "$C/srv.crt" --key "$C/srv.key" \
-		--ca "$C/ca.crt" --backend "127.0.0.1:$NFS_PORT" </dev/null \
-		>"$LT_TMP/relay.log" 2>&1 &
-	RELAY=$!
-	lt_push_cleanup "kill $RELAY"
-	lt_wait_for 10 "the relay" _nfs_listening "$RELAY" "$PORT" || lt_hard "relay not listening"
-else
-	lt_skip "lacunad has no RPC-with-TLS (no --tls-cert): the TLS checks need it"
-fi
-URL=nfs://127.0.0.1:$PORT
+nfs_start --config "$LT_TMP/tls.conf"
+URL=nfs://127.0.0.1:$NFS_PORT
 
 # READ_PLUS over TLS: the same bytes, the same holes, kept as holes
 run_lacuna 0 nfs-get --ca "$C/ca.crt" "$URL/$PUB/sparse.dat" "$LT_TMP/got"
@@ -176,18 +151,18 @@ lt_check "mtls: says a client certificate was used" grep -q "client certificate"
 rm -f "$LT_TMP/got"
 run_lacuna 1 nfs-get --ca "$C/ca.crt" --cert "$C/rogue.crt" --key "$C/rogue.key" \
 	"$URL/$SEC/sparse.dat" "$LT_TMP/got"
+lt_check "a client certificate of another CA: OpenSSL's reason" grep -q "unknown ca" "$OUT"
 lt_check_fails "a client certificate of another CA: no copy" test -e "$LT_TMP/got"
-if [ -n "$POLICY" ]; then
-	run_lacuna 1 nfs-get --ca "$C/ca.crt" "$URL/$SEC/sparse.dat" "$LT_TMP/got"
-	lt_check "mtls export, no client certificate: refused, saying what to give" \
-		grep -q -- "--cert" "$OUT"
-	lt_check_fails "mtls export, no client certificate: no copy" test -e "$LT_TMP/got"
-	run_lacuna 1 nfs-get "$URL/$SEC/sparse.dat" "$LT_TMP/got"
-	lt_check "mtls export in the clear: NFS4ERR_WRONGSEC" grep -q NFS4ERR_WRONGSEC "$OUT"
-	run_lacuna 0 nfs-get "$URL/$PUB/sparse.dat" "$LT_TMP/got"
-	lt_check_eq "none:tls:mtls export in the clear: SHA-256" "$SUM" \
-		"$(nfs_sha256 "$LT_TMP/got")"
-fi
+run_lacuna 1 nfs-get --ca "$C/ca.crt" "$URL/$SEC/sparse.dat" "$LT_TMP/got"
+lt_check "mtls export, no client certificate: NFS4ERR_WRONGSEC" grep -q NFS4ERR_WRONGSEC "$OUT"
+lt_check "mtls export, no client certificate: says to give --cert and --key" \
+	grep -q -- "give --cert and --key" "$OUT"
+lt_check_fails "mtls export, no client certificate: no copy" test -e "$LT_TMP/got"
+run_lacuna 1 nfs-get "$URL/$SEC/sparse.dat" "$LT_TMP/got"
+lt_check "mtls export in the clear: NFS4ERR_WRONGSEC" grep -q NFS4ERR_WRONGSEC "$OUT"
+lt_check "mtls export in the clear: says to connect with --tls" grep -q "connect with --tls" "$OUT"
+run_lacuna 0 nfs-get "$URL/$PUB/sparse.dat" "$LT_TMP/got"
+lt_check_eq "none:tls:mtls export in the clear: SHA-256" "$SUM" "$(nfs_sha256 "$LT_TMP/got")"
 lt_check "server alive" nfs_alive
 nfs_stop
 lt_done
