@@ -228,24 +228,26 @@ static int ext_cmp(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* the transport options of nfs-map and nfs-get */
+#define XPRT_HELP                                                                          \
+	"  --rdma       RPC-over-RDMA (port 20049 unless the URL names one)\n"             \
+	"  --tls        RPC-with-TLS (RFC 9289): TLS 1.3 on the same port; the server's\n" \
+	"               certificate must name HOST and be signed by a trusted CA\n"        \
+	"  --ca FILE    the CA certificates (PEM) to trust (default: the system's)\n"      \
+	"  --cert FILE  a client certificate (PEM) for mutual TLS (xprtsec=mtls)\n"        \
+	"  --key FILE   its private key (PEM; default: in the --cert file)\n"              \
+	"               --ca, --cert and --key imply --tls\n"
+
 static const struct lcmd_help map_help = {
 	.name = "lacuna nfs-map",
 	.synopsis = "nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek] [--json] [--rdma]\n"
 		    "       [--tls] [--ca FILE] [--cert FILE] [--key FILE]",
-	.options =
-		"The data/hole map of a file from an NFSv4.2 server's READ_PLUS replies,\n"
-		"printed as 'lacuna map' prints it.\n"
-		"  --offset N   start the map at byte N (must be inside the file)\n"
-		"  --length N   map N bytes from there (default: to the end)\n"
-		"  --seek       map with SEEK(DATA)/SEEK(HOLE) instead of READ_PLUS\n"
-		"  --json       one JSON object instead of the table\n"
-		"  --rdma       RPC-over-RDMA (port 20049 unless the URL names one)\n"
-		"  --tls        RPC-with-TLS (RFC 9289): TLS 1.3 on the same port; the server's\n"
-		"               certificate must name HOST and be signed by a trusted CA\n"
-		"  --ca FILE    the CA certificates (PEM) to trust (default: the system's)\n"
-		"  --cert FILE  a client certificate (PEM) for mutual TLS (xprtsec=mtls)\n"
-		"  --key FILE   its private key (PEM; default: in the --cert file)\n"
-		"               --ca, --cert and --key imply --tls\n",
+	.options = "The data/hole map of a file from an NFSv4.2 server's READ_PLUS replies,\n"
+		   "printed as 'lacuna map' prints it.\n"
+		   "  --offset N   start the map at byte N (must be inside the file)\n"
+		   "  --length N   map N bytes from there (default: to the end)\n"
+		   "  --seek       map with SEEK(DATA)/SEEK(HOLE) instead of READ_PLUS\n"
+		   "  --json       one JSON object instead of the table\n" XPRT_HELP,
 };
 
 /*
@@ -426,14 +428,7 @@ static const struct lcmd_help get_help = {
 	.options =
 		"Copy a file from an NFSv4.2 server into DEST with READ_PLUS: holes stay holes.\n"
 		"  --read       plain READ instead (holes arrive as zeros), to compare\n"
-		"  --depth D    D calls in flight (default 4)\n"
-		"  --rdma       RPC-over-RDMA (port 20049 unless the URL names one)\n"
-		"  --tls        RPC-with-TLS (RFC 9289): TLS 1.3 on the same port; the server's\n"
-		"               certificate must name HOST and be signed by a trusted CA\n"
-		"  --ca FILE    the CA certificates (PEM) to trust (default: the system's)\n"
-		"  --cert FILE  a client certificate (PEM) for mutual TLS (xprtsec=mtls)\n"
-		"  --key FILE   its private key (PEM; default: in the --cert file)\n"
-		"               --ca, --cert and --key imply --tls\n",
+		"  --depth D    D calls in flight (default 4)\n" XPRT_HELP,
 };
 
 /*

@@ -14,8 +14,11 @@
  * its place with the same two calls, told which calls are READs so it
  * can offer their data a write chunk, and says through max_calls how
  * many calls it can carry at once (the session's slots are capped to
- * it). The transport counts the bytes it sends and receives,
- * framing included ("bytes on the wire").
+ * it). RPC-with-TLS (nfsc_tls_connect, RFC 9289) is the TCP transport
+ * with the AUTH_TLS probe and a TLS 1.3 handshake first (nfs_tls.h),
+ * then the same records inside TLS. The transport counts the bytes it
+ * sends and receives, framing included ("bytes on the wire"; for TLS
+ * what crossed the socket: probe, handshake and TLS records).
  *
  * Session. nfsc_session() runs, one call at a time on slot 0:
  * EXCHANGE_ID, CREATE_SESSION (up to NFSC_SLOTS_MAX slots, replies of
@@ -78,6 +81,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "xdr.h"
@@ -174,6 +178,18 @@ int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct 
 int nfsc_tcp_socket(const char *host, const char *port, int *fd, char *err, size_t errlen);
 /* The local port of @fd, 0 if unknown. */
 uint16_t nfsc_local_port(int fd);
+
+struct rpc_rec;
+
+/*
+ * The next reply of a byte-stream transport, reassembled in @rec from
+ * what @rd(@arg) reads: > 0 bytes, 0 the server closed the connection,
+ * -ETIMEDOUT silence for the receive timeout, another -errno with its
+ * message already in t->err. Any failure sets *dead.
+ */
+int nfsc_rec_recv(struct nfsc_xprt *t, struct rpc_rec *rec, bool *dead,
+		  ssize_t (*rd)(void *arg, void *buf, size_t len), void *arg, const uint8_t **msg,
+		  size_t *len);
 
 struct nfs_tls_opts;
 

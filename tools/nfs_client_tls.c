@@ -76,51 +76,20 @@ static int tls_send(struct nfsc_xprt *t, const struct iovec *iov, unsigned int n
 	return rc;
 }
 
+static ssize_t tls_read(void *arg, void *buf, size_t len)
+{
+	struct tls_xprt *x = arg;
+	ssize_t r = nfs_tls_read(&x->tls, buf, len, x->t.err, sizeof(x->t.err));
+
+	tls_count(x);
+	return r;
+}
+
 static int tls_recv(struct nfsc_xprt *t, const uint8_t **msg, size_t *len)
 {
 	struct tls_xprt *x = (struct tls_xprt *)t;
 
-	if (x->dead) {
-		snprintf(t->err, sizeof(t->err), "recv: %s", strerror(ENOTCONN));
-		return -ENOTCONN;
-	}
-	rpc_rec_next(&x->rec, NULL, 0);
-	while (!rpc_rec_ready(&x->rec)) {
-		void *p;
-		size_t want = rpc_rec_space(&x->rec, &p);
-		ssize_t r;
-		int rc;
-
-		if (!want) {
-			rc = x->rec.err ? x->rec.err : -EPROTO;
-			snprintf(t->err, sizeof(t->err), "%s",
-				 rc == -EMSGSIZE ? "reply longer than the session allows"
-						 : "reply in too many record fragments");
-			x->dead = true;
-			return rc;
-		}
-		r = nfs_tls_read(&x->tls, p, want, t->err, sizeof(t->err));
-		tls_count(x);
-		if (r == -ETIMEDOUT) {
-			snprintf(t->err, sizeof(t->err), "no reply from the server in %d s",
-				 NFSC_REPLY_TIMEOUT);
-			x->dead = true;
-			return -ETIMEDOUT;
-		}
-		if (r < 0) {
-			x->dead = true;
-			return (int)r;
-		}
-		if (r == 0) {
-			snprintf(t->err, sizeof(t->err), "the server closed the connection");
-			x->dead = true;
-			return -ECONNRESET;
-		}
-		rpc_rec_commit(&x->rec, (size_t)r); /* an error: rpc_rec_space() says 0 */
-	}
-	*msg = x->rec.buf;
-	*len = x->rec.len;
-	return 0;
+	return nfsc_rec_recv(t, &x->rec, &x->dead, tls_read, x, msg, len);
 }
 
 static void tls_destroy(struct nfsc_xprt *t)
