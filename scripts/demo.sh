@@ -262,7 +262,8 @@ make_certs() {
 			-CAcreateserial -days 1 -out "$d/server.crt" \
 			-extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n')
 }
-if ! "$LACUNAD" --help 2>&1 | grep -q -- --tls-cert; then
+# (not a pipe into grep -q: with pipefail, lacunad's SIGPIPE would fail it)
+if ! grep -q -- --tls-cert <<<"$("$LACUNAD" --help 2>&1 || true)"; then
 	TLS_SKIP="this lacunad has no RPC-with-TLS (no --tls-cert)"
 elif ! command -v openssl >/dev/null; then
 	TLS_SKIP="openssl is missing (scripts/install-deps.sh installs it)"
