@@ -88,7 +88,8 @@
 #                 so READ_PLUS of holes90.dat can pass the link's speed
 #   nfs_readbench READ of read.dat, depth 1 and --depth, plain and --tls
 # CPU: lacunad's and lacunafs's utime+stime (/proc/PID/stat) during each
-# copy, in seconds per GB of file. Every pair (plain, TLS) of a case runs
+# copy, in seconds per GB of file; the client's too (nfs-get's user+system
+# time, session and handshake included; nfs_readbench's CPU clock). Every pair (plain, TLS) of a case runs
 # back to back, which one first alternating between runs; the copies
 # are checked byte for byte (cmp) in an untimed pass first. Targets (the
 # issue's): TLS READ at depth D >= 0.6x plain; READ_PLUS of holes90.dat
@@ -237,18 +238,21 @@ tls_ticks() {
 }
 # shellcheck disable=SC2317 # run through nb_guarded
 m_get() { # file op depth tcp|tls
-	local f=$1 op=$2 d=$3 x=$4 c0 c1 out args
+	local f=$1 op=$2 d=$3 x=$4 c0 c1 out args cpu TIMEFORMAT='%3U %3S'
 	args=(--depth "$d")
 	[ "$op" = READ ] && args+=(--read)
 	[ "$x" = tls ] && args+=(--ca "$NB_TMP/ca.crt")
 	c0=$(tls_ticks)
-	out=$("$LACUNA_TOOL" nfs-get "${args[@]}" "nfs://127.0.0.1:${NB_PORT[lacunad]}/$f" \
-		/dev/null 2>&1) || nb_die "nfs-get ${args[*]} $f failed: $out"
+	{ time "$LACUNA_TOOL" nfs-get "${args[@]}" "nfs://127.0.0.1:${NB_PORT[lacunad]}/$f" \
+		/dev/null >"$NB_TMP/get.out" 2>&1; } 2>"$NB_TMP/get.time" ||
+		nb_die "nfs-get ${args[*]} $f failed: $(cat "$NB_TMP/get.out")"
 	c1=$(tls_ticks)
+	out=$(cat "$NB_TMP/get.out")
+	cpu=$(awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$NB_TMP/get.time")
 	case $out in *"over TLSv1.3"*) [ "$x" = tls ] ;; *) [ "$x" = tcp ] ;; esac ||
 		nb_die "nfs-get ${args[*]} $f: not over $x: $out"
-	awk -v b="$SIZE_B" -v t=$((c1 - c0)) '/^time / {
-		printf "MBps=%.1f ticks=%d\n", b / $2 / 1e6, t }' <<<"$out"
+	awk -v b="$SIZE_B" -v t=$((c1 - c0)) -v c="$cpu" '/^time / {
+		printf "MBps=%.1f ticks=%d client_cpu_ns=%s\n", b / $2 / 1e6, t, c }' <<<"$out"
 }
 # shellcheck disable=SC2317 # run through nb_guarded
 m_rb_tls() { # depth tcp|tls
@@ -265,7 +269,7 @@ m_rb_tls() { # depth tcp|tls
 tls_bench() {
 	local r k d f op x o=$NB_TMP/m.out row i first
 	local -a ROWS=() args
-	local -A RES CPU MED
+	local -A RES CPU CCPU MED
 	nb_require mkfs.ext4 mount umount mountpoint setsid ss awk openssl cmp fusermount3
 	[ -c /dev/fuse ] || nb_die "no /dev/fuse"
 	for f in "$LACUNAD" "$LACUNAFS" "$LACUNA_TOOL" "$NFSRB"; do
@@ -340,6 +344,7 @@ tls_bench() {
 				fi
 				RES[$row,$x]+="$(nb_field MBps <"$o") "
 				CPU[$row,$x]+="$(nb_calc "($(nb_field ticks <"$o") / $NB_CLK_TCK) / ($SIZE_B / 1e9)") "
+				CCPU[$row,$x]+="$(nb_calc "$(nb_field client_cpu_ns <"$o") / $SIZE_B") "
 			done
 		done
 	done
@@ -349,16 +354,18 @@ tls_bench() {
 	echo "  kernel $(uname -r), $(nproc) CPUs; client, lacunad and lacunafs share them"
 	echo "  TLS: $(grep -o 'TLSv1.3 [A-Z0-9_]*' "$NB_TMP/check.out" | head -n 1); lacunad says:"
 	grep -i "tls" "$NB_TMP/lacunad.log" | head -n 3 | sed 's/^/    /'
-	printf '%-40s %9s %9s %7s   %s\n' "MB/s" "TCP" "TLS" "TLS/TCP" "lacunad+lacunafs CPU s/GB: TCP, TLS"
+	printf '%-40s %9s %9s %7s   %s\n' "MB/s" "TCP" "TLS" "TLS/TCP" \
+		"CPU s/GB: lacunad+lacunafs TCP, TLS; client TCP, TLS"
 	for row in "${ROWS[@]}"; do
 		IFS=: read -r k f op d <<<"$row"
 		for x in tcp tls; do
 			MED[$row,$x]=$(echo "${RES[$row,$x]}" | nb_median)
 		done
-		printf '%-40s %9.1f %9.1f %7s   %6.2f %6.2f\n' \
+		printf '%-40s %9.1f %9.1f %7s   %6.2f %6.2f    %6.2f %6.2f\n' \
 			"$f $op, $([ "$k" = get ] && echo nfs-get || echo nfs_readbench), depth $d" \
 			"${MED[$row,tcp]}" "${MED[$row,tls]}" "$(nb_calc "${MED[$row,tls]} / ${MED[$row,tcp]}")" \
-			"$(echo "${CPU[$row,tcp]}" | nb_median)" "$(echo "${CPU[$row,tls]}" | nb_median)"
+			"$(echo "${CPU[$row,tcp]}" | nb_median)" "$(echo "${CPU[$row,tls]}" | nb_median)" \
+			"$(echo "${CCPU[$row,tcp]}" | nb_median)" "$(echo "${CCPU[$row,tls]}" | nb_median)"
 	done
 	echo
 	verdict() { awk "BEGIN { exit !($1) }" && echo met || echo MISSED; }
