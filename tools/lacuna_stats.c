@@ -50,6 +50,8 @@ struct st_snap {
 	double rp_data, rp_hole, rp_atomic, rp_not_atomic;
 	double conns, clients, sessions, bytes_in, bytes_out;
 	double xprtsec_refused; /* calls refused for their transport (xprtsec=) */
+	/* RPC-with-TLS: connections now in TLS and mutual TLS, handshakes, failures */
+	double tls_conns, mtls_conns, tls_handshakes, tls_failures;
 	double start_time; /* 0: unknown */
 	double taken;	   /* when, CLOCK_REALTIME seconds */
 };
@@ -175,6 +177,13 @@ static void metrics_line(struct st_snap *s, char *line)
 		s->sessions = v;
 	} else if (!strcmp(line, "lacunad_xprtsec_refused_total")) {
 		s->xprtsec_refused = v;
+	} else if (!strcmp(line, "lacunad_tls_connections")) {
+		if (label(labels, "xprtsec", lv, sizeof(lv)))
+			*(strcmp(lv, "mtls") ? &s->tls_conns : &s->mtls_conns) = v;
+	} else if (!strcmp(line, "lacunad_tls_handshakes_total")) {
+		s->tls_handshakes = v;
+	} else if (!strcmp(line, "lacunad_tls_failures_total")) {
+		s->tls_failures += v;
 	} else if (!strcmp(line, "lacunad_start_time_seconds")) {
 		s->start_time = v;
 	}
@@ -197,6 +206,9 @@ static void stats_file_line(struct st_snap *s, const char *line)
 		{ "bytes_in", offsetof(struct st_snap, bytes_in) },
 		{ "bytes_out", offsetof(struct st_snap, bytes_out) },
 		{ "xprtsec_refused", offsetof(struct st_snap, xprtsec_refused) },
+		{ "tls_conns", offsetof(struct st_snap, tls_conns) },
+		{ "mtls_conns", offsetof(struct st_snap, mtls_conns) },
+		{ "tls_handshakes", offsetof(struct st_snap, tls_handshakes) },
 	};
 	char key[64], name[ST_NAME_MAX];
 	double v, e;
@@ -213,6 +225,8 @@ static void stats_file_line(struct st_snap *s, const char *line)
 	}
 	if (sscanf(line, "%63s %lf", key, &v) != 2)
 		return;
+	if (!strncmp(key, "tls_failures_", 13))
+		s->tls_failures += v;
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(key, keys[i].key))
 			*(double *)((char *)s + keys[i].off) = v;
@@ -388,6 +402,8 @@ static void snap_delta(struct st_snap *d, const struct st_snap *cur, const struc
 	d->rp_not_atomic -= prev->rp_not_atomic;
 	d->bytes_in -= prev->bytes_in;
 	d->xprtsec_refused -= prev->xprtsec_refused;
+	d->tls_handshakes -= prev->tls_handshakes;
+	d->tls_failures -= prev->tls_failures;
 	d->bytes_out -= prev->bytes_out;
 }
 
@@ -471,7 +487,11 @@ static void print_json(const char *src, const struct st_snap *d, double secs, bo
 	json_num(stdout, "sessions", d->sessions, true);
 	json_num(stdout, "bytes_in", d->bytes_in, true);
 	json_num(stdout, "bytes_out", d->bytes_out, true);
-	json_num(stdout, "xprtsec_refused", d->xprtsec_refused, false);
+	json_num(stdout, "xprtsec_refused", d->xprtsec_refused, true);
+	json_num(stdout, "tls_connections", d->tls_conns, true);
+	json_num(stdout, "mtls_connections", d->mtls_conns, true);
+	json_num(stdout, "tls_handshakes", d->tls_handshakes, true);
+	json_num(stdout, "tls_failures", d->tls_failures, false);
 	printf("}\n");
 }
 
@@ -527,6 +547,10 @@ static void print_table(const char *src, const struct st_snap *d, double secs, b
 	       human(h2, sizeof(h2), d->bytes_out));
 	if (d->xprtsec_refused > 0)
 		printf("refused for their transport (xprtsec=): %.0f calls\n", d->xprtsec_refused);
+	if (d->tls_conns + d->mtls_conns + d->tls_handshakes + d->tls_failures > 0)
+		printf("TLS: %.0f connections (%.0f mtls); %.0f handshakes, %.0f failed\n",
+		       d->tls_conns + d->mtls_conns, d->mtls_conns, d->tls_handshakes,
+		       d->tls_failures);
 	fflush(stdout);
 }
 

@@ -647,7 +647,7 @@ static void gw_conn_settle(struct gw_conn *c)
 	if (c->closing) {
 		/* see below */
 	} else if (t->stopping) {
-		if (!c->nreq)
+		if (!c->nreq && !gw_tcp_tls_tx_pending(c)) /* TLS: encrypted replies sent */
 			gw_conn_close(c, false, "server stopping");
 	} else if (c->rd_eof && c->stall == GW_STALL_NONE && !spilled) {
 		gw_conn_drop_record(c); /* a truncated record is lost */

@@ -562,7 +562,7 @@ void gw_tcp_tls_metrics(const struct gw_srv *s, FILE *f)
 		fprintf(f, "lacunad_tls_failures_total{reason=\"%s\"} %llu\n", gw_tls_fail_names[i],
 			st->tls_failures[i]);
 	mx_two(f, "lacunad_tls_bytes_total", "counter", "Bytes of TLS records received and sent",
-	       "dir", "in", st->tls_bytes_in, "out", st->tls_bytes_out);
+	       "direction", "in", st->tls_bytes_in, "out", st->tls_bytes_out);
 	mx_two(f, "lacunad_tls_connections", "gauge",
 	       "Connections in TLS, without and with a verified client certificate", "xprtsec",
 	       "tls", st->tls_conns_tls, "mtls", st->tls_conns_mtls);
