@@ -112,16 +112,19 @@ static int cmd_fail(struct nfs_cmd *nc, const char *msg)
 			"(AUTH_SYS from ports below 1024 only): run as root, which connects from a "
 			"reserved port, or add `insecure` to the export's options\n",
 			nc->name, t->sport);
-	/* the export's xprtsec= policy refused this transport */
+	/*
+	 * The export's xprtsec= policy does not admit this transport: nfsd's
+	 * tls is TLS without a client certificate, mtls with one, none the clear.
+	 */
 	if (t && nfsc_status(nc->c) == NFS4ERR_WRONGSEC)
-		fprintf(stderr, "%s: the export refuses %s here (its xprtsec policy): %s\n",
+		fprintf(stderr, "%s: the export does not admit %s (its xprtsec= policy): try %s\n",
 			nc->name,
-			t->mtls	 ? "this client certificate"
+			t->mtls	 ? "mutual TLS"
 			: t->tls ? "TLS without a client certificate"
 				 : "a connection in the clear",
-			t->mtls	 ? "check that its CA trusts the certificate"
-			: t->tls ? "give --cert and --key (mutual TLS)"
-				 : "connect with --tls (or --cert and --key for mutual TLS)");
+			t->mtls	 ? "--tls without --cert and --key, or no TLS"
+			: t->tls ? "--cert and --key (mutual TLS), or no TLS"
+				 : "--tls, or --cert and --key (mutual TLS)");
 	return 1;
 }
 

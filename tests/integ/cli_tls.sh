@@ -10,7 +10,7 @@
 #  - a lacunad without a certificate: --tls fails (1) saying that the
 #    server does not support RPC-with-TLS;
 #  - a lacunad with one (tls_cert, tls_key, tls_ca in its configuration
-#    file) and two exports on lacunafs over ext4: `pub` (xprtsec=none:tls:
+#    file) and three exports on lacunafs over ext4: `pub` (xprtsec=none:tls:
 #    mtls) and `sec` (xprtsec=mtls). Over TLS, nfs-get with READ_PLUS copies
 #    a sparse file byte for byte (SHA-256), reports its hole bytes as
 #    `lacuna map` of the file counts them, keeps them holes in the copy,
@@ -20,7 +20,8 @@
 #    `sec`, a client certificate from the CA reads the file, while no
 #    certificate, a certificate of the other CA, and a connection in the
 #    clear are refused (1, NFS4ERR_WRONGSEC with a hint naming the options),
-#    while `pub` still serves a connection in the clear.
+#    while `pub` still serves a connection in the clear; a third export,
+#    `tlsonly` (xprtsec=tls), serves TLS and refuses mutual TLS, as nfsd.
 
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -83,15 +84,18 @@ lt_check "--key without --cert: says why" grep -q -- "--key needs --cert" "$OUT"
 
 # ---- the files: a sparse one in each export, read once (canonical maps)
 nfs_make_export ext4 tls 256M
-mkdir -p "$NFS_EXPORT/pub" "$NFS_EXPORT/sec" || lt_hard "mkdir in $NFS_EXPORT"
+mkdir -p "$NFS_EXPORT/pub" "$NFS_EXPORT/sec" "$NFS_EXPORT/tlsonly" || lt_hard "mkdir in $NFS_EXPORT"
 SP=$NFS_EXPORT/pub/sparse.dat
 truncate -s 48M "$SP" || lt_hard "truncate $SP"
 for at in 4 20 21 22 47; do
 	dd if=/dev/urandom of="$SP" bs=1M seek="$at" count=1 conv=notrunc status=none ||
 		lt_hard "dd into $SP"
 done
-cp --sparse=always "$SP" "$NFS_EXPORT/sec/sparse.dat" || lt_hard "cp $SP"
-cat "$SP" "$NFS_EXPORT/sec/sparse.dat" >/dev/null
+for d in sec tlsonly; do
+	cp --sparse=always "$SP" "$NFS_EXPORT/$d/sparse.dat" || lt_hard "cp $SP"
+	cat "$NFS_EXPORT/$d/sparse.dat" >/dev/null
+done
+cat "$SP" >/dev/null
 SUM=$(nfs_sha256 "$SP")
 "$LACUNA" map --json "$SP" >"$LT_TMP/map.json" || lt_hard "lacuna map $SP"
 HOLES=$(json_field "$LT_TMP/map.json" hole_bytes)
@@ -111,12 +115,14 @@ nfs_stop
 # ---- a server with TLS
 PUB=${NFS_EXPORT#/}/pub
 SEC=${NFS_EXPORT#/}/sec
+TLSONLY=${NFS_EXPORT#/}/tlsonly
 cat >"$LT_TMP/tls.conf" <<EOF || lt_hard "write $LT_TMP/tls.conf"
 tls_cert = $C/srv.crt
 tls_key = $C/srv.key
 tls_ca = $C/ca.crt
 $NFS_EXPORT/pub 127.0.0.1(rw,no_root_squash,xprtsec=none:tls:mtls)
 $NFS_EXPORT/sec 127.0.0.1(rw,no_root_squash,xprtsec=mtls)
+$NFS_EXPORT/tlsonly 127.0.0.1(rw,no_root_squash,xprtsec=tls)
 EOF
 nfs_start --config "$LT_TMP/tls.conf"
 URL=nfs://127.0.0.1:$NFS_PORT
@@ -155,14 +161,22 @@ lt_check "a client certificate of another CA: OpenSSL's reason" grep -q "unknown
 lt_check_fails "a client certificate of another CA: no copy" test -e "$LT_TMP/got"
 run_lacuna 1 nfs-get --ca "$C/ca.crt" "$URL/$SEC/sparse.dat" "$LT_TMP/got"
 lt_check "mtls export, no client certificate: NFS4ERR_WRONGSEC" grep -q NFS4ERR_WRONGSEC "$OUT"
-lt_check "mtls export, no client certificate: says to give --cert and --key" \
-	grep -q -- "give --cert and --key" "$OUT"
+lt_check "mtls export, no client certificate: says to try --cert and --key" \
+	grep -q -- "try --cert and --key" "$OUT"
 lt_check_fails "mtls export, no client certificate: no copy" test -e "$LT_TMP/got"
 run_lacuna 1 nfs-get "$URL/$SEC/sparse.dat" "$LT_TMP/got"
 lt_check "mtls export in the clear: NFS4ERR_WRONGSEC" grep -q NFS4ERR_WRONGSEC "$OUT"
-lt_check "mtls export in the clear: says to connect with --tls" grep -q "connect with --tls" "$OUT"
+lt_check "mtls export in the clear: says to try --tls" grep -q "try --tls" "$OUT"
 run_lacuna 0 nfs-get "$URL/$PUB/sparse.dat" "$LT_TMP/got"
 lt_check_eq "none:tls:mtls export in the clear: SHA-256" "$SUM" "$(nfs_sha256 "$LT_TMP/got")"
+# nfsd's xprtsec=tls: TLS without a client certificate, not mutual TLS
+run_lacuna 0 nfs-get --ca "$C/ca.crt" "$URL/$TLSONLY/sparse.dat" "$LT_TMP/got"
+lt_check_eq "tls export over TLS: SHA-256" "$SUM" "$(nfs_sha256 "$LT_TMP/got")"
+rm -f "$LT_TMP/got"
+run_lacuna 1 nfs-get --ca "$C/ca.crt" --cert "$C/cli.crt" --key "$C/cli.key" \
+	"$URL/$TLSONLY/sparse.dat" "$LT_TMP/got"
+lt_check "tls export, mutual TLS: NFS4ERR_WRONGSEC, says to try without --cert" \
+	grep -q "does not admit mutual TLS.*try --tls without --cert" "$OUT"
 lt_check "server alive" nfs_alive
 nfs_stop
 lt_done
