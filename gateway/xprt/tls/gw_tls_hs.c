@@ -211,7 +211,7 @@ static bool gw_tls_hs_step(struct gw_tls_hs_job *j)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return false;
 		if (n <= 0) {
-			j->fail = j->checked ? GW_TLS_FAIL_HANDSHAKE : GW_TLS_FAIL_NOT_TLS;
+			j->fail = GW_TLS_FAIL_HANDSHAKE; /* the peer went away */
 			return true;
 		}
 		gw_tls_hs_in(j, buf, (size_t)n);
