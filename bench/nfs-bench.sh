@@ -71,6 +71,30 @@
 # record -g) during one extra nfs-cp read and one extra depth-1 write,
 # after the table.
 #
+# --tls: instead of all that, lacunad alone, READ and READ_PLUS over
+# RPC-with-TLS (RFC 9289) against plain TCP in one run, on the same
+# server (one lacunad given --tls-cert and --tls-key serves both: its
+# export allows none:tls:mtls). Certificates are made by openssl in the
+# temp dir (a CA and a server certificate for 127.0.0.1). Files, --size
+# each, written on the backing directory and cached:
+#   read.dat      random bytes, no holes
+#   holes90.dat   cut into 1 MiB runs, 10% of them (fixed seed) data, the
+#                 other 90% holes
+# Clients, each reading the whole file once, 1 MiB calls:
+#   nfs-get       `lacuna nfs-get [--read] --depth D [--ca CA] URL /dev/null`
+#                 (NFSv4.2, READ_PLUS or READ), at depth 1 and --depth; its
+#                 own clock for the copy (session setup and handshake not
+#                 included); throughput is the file's size over that time,
+#                 so READ_PLUS of holes90.dat can pass the link's speed
+#   nfs_readbench READ of read.dat, depth 1 and --depth, plain and --tls
+# CPU: lacunad's and lacunafs's utime+stime (/proc/PID/stat) during each
+# copy, in seconds per GB of file; the client's too (nfs-get's user+system
+# time, session and handshake included; nfs_readbench's CPU clock). Every pair (plain, TLS) of a case runs
+# back to back, which one first alternating between runs; the copies
+# are checked byte for byte (cmp) in an untimed pass first. Targets (the
+# issue's): TLS READ at depth D >= 0.6x plain; READ_PLUS of holes90.dat
+# over TLS >= 5x READ of it over TLS (depth D).
+#
 # Exit status: 0 done (targets met or not), 1 usage or setup error,
 # 130 interrupted.
 
@@ -89,6 +113,7 @@ BASELINE=""
 LACUNAFS=""
 LACUNAD_THREADS=""
 PERF_DIR=""
+TLS=""
 
 usage() {
 	cat <<EOF
@@ -118,6 +143,9 @@ this script explains every figure.
   --lacunad-threads N    lacunad --threads N (default: lacunad's own)
   --port-base P          first TCP port tried for the servers (default 26049)
   --perf DIR             profile lacunad and lacunafs after the table
+  --tls                  instead: READ and READ_PLUS over RPC-with-TLS
+                         against plain TCP, lacunad only (see the top of
+                         this script)
   -h, --help             this help
 EOF
 }
@@ -148,6 +176,7 @@ while [ $# -gt 0 ]; do
 	--port-base=*) NB_PORT_NEXT=${1#*=} ;;
 	--perf) PERF_DIR=${2:?}; shift ;;
 	--perf=*) PERF_DIR=${1#*=} ;;
+	--tls) TLS=1 ;;
 	-*)
 		usage >&2
 		exit 1
@@ -199,6 +228,163 @@ has_server lacunad-base && [ -z "$BASELINE" ] && nb_die "lacunad-base needs --ba
 NFSRB=$top_builddir/bench/nfs_readbench
 # the lacunad binary of each lacunad server
 declare -A LACUNAD_BIN=([lacunad]=$LACUNAD [lacunad-base]=$BASELINE)
+
+# ------------------------------------------------------------ --tls
+
+LACUNA_TOOL=$top_builddir/tools/lacuna
+# shellcheck disable=SC2317 # run through nb_guarded
+tls_ticks() {
+	echo $(($(nb_ticks "${NB_PID[lacunad]}") + $(nb_ticks "$NB_LFS_PID")))
+}
+# shellcheck disable=SC2317 # run through nb_guarded
+m_get() { # file op depth tcp|tls
+	local f=$1 op=$2 d=$3 x=$4 c0 c1 out args cpu TIMEFORMAT='%3U %3S'
+	args=(--depth "$d")
+	[ "$op" = READ ] && args+=(--read)
+	[ "$x" = tls ] && args+=(--ca "$NB_TMP/ca.crt")
+	c0=$(tls_ticks)
+	{ time "$LACUNA_TOOL" nfs-get "${args[@]}" "nfs://127.0.0.1:${NB_PORT[lacunad]}/$f" \
+		/dev/null >"$NB_TMP/get.out" 2>&1; } 2>"$NB_TMP/get.time" ||
+		nb_die "nfs-get ${args[*]} $f failed: $(cat "$NB_TMP/get.out")"
+	c1=$(tls_ticks)
+	out=$(cat "$NB_TMP/get.out")
+	cpu=$(awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$NB_TMP/get.time")
+	case $out in *"over TLSv1.3"*) [ "$x" = tls ] ;; *) [ "$x" = tcp ] ;; esac ||
+		nb_die "nfs-get ${args[*]} $f: not over $x: $out"
+	awk -v b="$SIZE_B" -v t=$((c1 - c0)) -v c="$cpu" '/^time / {
+		printf "MBps=%.1f ticks=%d client_cpu_ns=%s\n", b / $2 / 1e6, t, c }' <<<"$out"
+}
+# shellcheck disable=SC2317 # run through nb_guarded
+m_rb_tls() { # depth tcp|tls
+	local d=$1 x=$2 c0 c1 out args=()
+	[ "$x" = tls ] && args=(--ca "$NB_TMP/ca.crt")
+	c0=$(tls_ticks)
+	out=$("$NFSRB" --port "${NB_PORT[lacunad]}" --depth "$d" --passes 1 "${args[@]}" \
+		/read.dat 2>"$NB_TMP/rb.err") ||
+		nb_die "nfs_readbench ${args[*]} failed: $(tail -n 3 "$NB_TMP/rb.err")"
+	c1=$(tls_ticks)
+	echo "$out ticks=$((c1 - c0))"
+}
+
+tls_bench() {
+	local r k d f op x o=$NB_TMP/m.out row i first
+	local -a ROWS=() args
+	local -A RES CPU CCPU MED
+	nb_require mkfs.ext4 mount umount mountpoint setsid ss awk openssl cmp fusermount3
+	[ -c /dev/fuse ] || nb_die "no /dev/fuse"
+	for f in "$LACUNAD" "$LACUNAFS" "$LACUNA_TOOL" "$NFSRB"; do
+		[ -x "$f" ] || nb_die "$f not built"
+	done
+	"$LACUNAD" --help 2>&1 | grep -q -- --tls-cert ||
+		nb_die "$LACUNAD has no RPC-with-TLS (no --tls-cert)"
+	nb_init
+	nb_make_backing $((SIZE_MIB * 2 + 1024))
+	nb_make_sink $((SIZE_MIB * 2 + 64))
+	nb_mount_lacunafs "$LACUNAFS"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=nfs-bench CA" -keyout "$NB_TMP/ca.key" -out "$NB_TMP/ca.crt" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+		2>/dev/null &&
+		openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+			-subj "/CN=127.0.0.1" -keyout "$NB_TMP/srv.key" -out "$NB_TMP/srv.csr" \
+			2>/dev/null &&
+		openssl x509 -req -in "$NB_TMP/srv.csr" -CA "$NB_TMP/ca.crt" -CAkey "$NB_TMP/ca.key" \
+			-CAcreateserial -days 2 -out "$NB_TMP/srv.crt" \
+			-extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n') \
+			2>/dev/null || nb_die "openssl could not make the certificates"
+	log_step() { nb_log "$*"; }
+	log_step "writing read.dat and holes90.dat ($SIZE_MIB MiB each)"
+	dd if=/dev/urandom of="$NB_BACKING/read.dat" bs=1M count="$SIZE_MIB" iflag=fullblock \
+		status=none || nb_die "dd of read.dat failed"
+	truncate -s "${SIZE_MIB}M" "$NB_BACKING/holes90.dat" || nb_die "truncate holes90.dat"
+	RANDOM=9289
+	for ((i = 0; i < SIZE_MIB; i++)); do
+		((RANDOM % 10 == 0)) || continue
+		dd if=/dev/urandom of="$NB_BACKING/holes90.dat" bs=1M seek="$i" count=1 \
+			conv=notrunc status=none || nb_die "dd into holes90.dat failed"
+	done
+	sync
+	NB_LACUNAD_ARGS=(--tls-cert "$NB_TMP/srv.crt" --tls-key "$NB_TMP/srv.key")
+	nb_start_lacunad lacunad "$LACUNAD" "$NB_MNT" "$LACUNAD_THREADS"
+	WARM="$NB_BACKING/read.dat $NB_BACKING/holes90.dat $NB_MNT/read.dat $NB_MNT/holes90.dat"
+	# shellcheck disable=SC2086 # paths without blanks
+	nb_warm $WARM
+	for f in read.dat holes90.dat; do
+		for op in READ READ_PLUS; do
+			log_step "checking $f with $op over TLS"
+			rm -f "$NB_SINK/out"
+			args=(--ca "$NB_TMP/ca.crt")
+			[ "$op" = READ ] && args+=(--read)
+			"$LACUNA_TOOL" nfs-get "${args[@]}" "nfs://127.0.0.1:${NB_PORT[lacunad]}/$f" \
+				"$NB_SINK/out" >"$NB_TMP/check.out" 2>&1 ||
+				nb_die "nfs-get ${args[*]} $f: $(cat "$NB_TMP/check.out")"
+			cmp -s "$NB_SINK/out" "$NB_BACKING/$f" || nb_die "nfs-get $op over TLS: $f differs"
+		done
+	done
+	rm -f "$NB_SINK/out"
+
+	for f in read.dat holes90.dat; do
+		for op in READ READ_PLUS; do
+			for d in 1 "$DEPTH"; do ROWS+=("get:$f:$op:$d"); done
+		done
+	done
+	for d in 1 "$DEPTH"; do ROWS+=("rb:read.dat:READ:$d"); done
+	LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+	for ((r = 0; r < RUNS; r++)); do
+		log_step "run $((r + 1))/$RUNS"
+		for row in "${ROWS[@]}"; do
+			IFS=: read -r k f op d <<<"$row"
+			first=tcp
+			((r % 2)) && first=tls
+			for x in $first $([ $first = tcp ] && echo tls || echo tcp); do
+				if [ "$k" = get ]; then
+					nb_guarded "$o" "$WARM" m_get "$f" "$op" "$d" "$x"
+				else
+					nb_guarded "$o" "$WARM" m_rb_tls "$d" "$x"
+				fi
+				RES[$row,$x]+="$(nb_field MBps <"$o") "
+				CPU[$row,$x]+="$(nb_calc "($(nb_field ticks <"$o") / $NB_CLK_TCK) / ($SIZE_B / 1e9)") "
+				CCPU[$row,$x]+="$(nb_calc "$(nb_field client_cpu_ns <"$o") / $SIZE_B") "
+			done
+		done
+	done
+
+	echo "nfs-bench --tls: lacunad, $SIZE_MIB MiB files on lacunafs over an ext4 loop image, cached;"
+	echo "  $RUNS runs, medians; MB = 10^6 bytes of file per second; 1 MiB calls"
+	echo "  kernel $(uname -r), $(nproc) CPUs; client, lacunad and lacunafs share them"
+	echo "  TLS: $(grep -o 'TLSv1.3 [A-Z0-9_]*' "$NB_TMP/check.out" | head -n 1); lacunad says:"
+	grep -i "tls" "$NB_TMP/lacunad.log" | head -n 3 | sed 's/^/    /'
+	printf '%-40s %9s %9s %7s   %s\n' "MB/s" "TCP" "TLS" "TLS/TCP" \
+		"CPU s/GB: lacunad+lacunafs TCP, TLS; client TCP, TLS"
+	for row in "${ROWS[@]}"; do
+		IFS=: read -r k f op d <<<"$row"
+		for x in tcp tls; do
+			MED[$row,$x]=$(echo "${RES[$row,$x]}" | nb_median)
+		done
+		printf '%-40s %9.1f %9.1f %7s   %6.2f %6.2f    %6.2f %6.2f\n' \
+			"$f $op, $([ "$k" = get ] && echo nfs-get || echo nfs_readbench), depth $d" \
+			"${MED[$row,tcp]}" "${MED[$row,tls]}" "$(nb_calc "${MED[$row,tls]} / ${MED[$row,tcp]}")" \
+			"$(echo "${CPU[$row,tcp]}" | nb_median)" "$(echo "${CPU[$row,tls]}" | nb_median)" \
+			"$(echo "${CCPU[$row,tcp]}" | nb_median)" "$(echo "${CCPU[$row,tls]}" | nb_median)"
+	done
+	echo
+	verdict() { awk "BEGIN { exit !($1) }" && echo met || echo MISSED; }
+	r=$(nb_calc "${MED[get:read.dat:READ:$DEPTH,tls]} / ${MED[get:read.dat:READ:$DEPTH,tcp]}")
+	printf 'Target TLS READ (nfs-get, read.dat, depth %s) >= 0.6x plain: %sx %s\n' "$DEPTH" "$r" \
+		"$(verdict "$r >= 0.6")"
+	r=$(nb_calc "${MED[rb:read.dat:READ:$DEPTH,tls]} / ${MED[rb:read.dat:READ:$DEPTH,tcp]}")
+	printf '       (nfs_readbench READ, depth %s: %sx)\n' "$DEPTH" "$r"
+	r=$(nb_calc "${MED[get:holes90.dat:READ_PLUS:$DEPTH,tls]} / ${MED[get:holes90.dat:READ:$DEPTH,tls]}")
+	printf 'Target holes90.dat READ_PLUS over TLS >= 5x READ over TLS (depth %s): %sx %s\n' \
+		"$DEPTH" "$r" "$(verdict "$r >= 5")"
+	echo "  runs discarded because someone dropped the page cache meanwhile: $NB_DISCARDED"
+	echo "  load average at start: $LOAD0, at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+if [ -n "$TLS" ]; then
+	tls_bench
+	exit 0
+fi
 
 # ------------------------------------------------------------ requirements
 

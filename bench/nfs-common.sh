@@ -168,13 +168,16 @@ nb_wait_listen() {
 
 # nb_start_lacunad NAME LACUNAD DIR [THREADS]: lacunad exporting DIR as "/".
 # insecure: nfs_readbench calls from any port, and Ganesha (Privileged_Port
-# false by default) takes that too.
+# false by default) takes that too. NB_LACUNAD_ARGS (an array): more
+# arguments for lacunad.
+NB_LACUNAD_ARGS=()
 nb_start_lacunad() {
 	local s=$1 bin=$2 dir=$3 threads=${4:-}
 	NB_PORT[$s]=$(nb_free_port)
 	NB_SERVERS+=("$s")
 	setsid "$bin" --export "$dir" --export-options no_root_squash,fsid=root,insecure \
 		--listen "127.0.0.1:${NB_PORT[$s]}" ${threads:+--threads "$threads"} -f \
+		${NB_LACUNAD_ARGS[@]+"${NB_LACUNAD_ARGS[@]}"} \
 		--state-dir "$NB_TMP/$s.state" \
 		</dev/null >"$NB_TMP/$s.log" 2>&1 &
 	NB_PID[$s]=$!

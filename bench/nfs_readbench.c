@@ -37,6 +37,13 @@
  * byte read with FILE (a local copy or the backing file), outside the
  * clock's meaning: it slows the pass.
  *
+ * --tls (or --ca, --cert, --key) runs everything over RPC-with-TLS (RFC
+ * 9289, tools/nfs_tls.c): the AUTH_TLS probe and a TLS 1.3 handshake on
+ * the connection before the NULL call, then the same records inside
+ * TLS (a call is copied behind its mark into one buffer and written
+ * at once; the receive side reads the record mark, then the body,
+ * through the TLS layer). The server's certificate must name --host.
+ *
  * Exit 0, or 1 with a message naming the failing call or operation.
  */
 #ifndef _GNU_SOURCE
@@ -59,6 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nfs_tls.h"
 #include "rpc.h"
 #include "xdr.h"
 
@@ -129,8 +137,13 @@ struct nb {
 	uint32_t stable;
 	bool remove;
 	long server_pid;
+	bool tls; /* RPC-with-TLS */
+	struct nfs_tls_opts tls_o;
 
 	int fd, verify_fd;
+	struct nfs_tls tls_s;
+	uint8_t *sbuf; /* TLS: a call behind its mark */
+	size_t scap;
 	uint32_t xid_gen;
 	uint8_t *rec; /* one received record */
 	size_t rec_max;
@@ -323,6 +336,24 @@ static void call_send(struct nb *nb, struct nb_enc *e, const void *data, uint32_
 	size_t left = e->len + dlen + XDR_PAD(dlen);
 
 	xdr_put_u32(e->buf, RPC_REC_LAST | (uint32_t)(left - 4));
+	if (nb->tls) {
+		char err[256];
+
+		if (left > nb->scap) {
+			free(nb->sbuf);
+			nb->sbuf = malloc(left);
+			if (!nb->sbuf)
+				die("malloc: %s", strerror(errno));
+			nb->scap = left;
+		}
+		memcpy(nb->sbuf, e->buf, e->len);
+		if (dlen)
+			memcpy(nb->sbuf + e->len, data, dlen);
+		memset(nb->sbuf + e->len + dlen, 0, XDR_PAD(dlen));
+		if (nfs_tls_write(&nb->tls_s, nb->sbuf, left, err, sizeof(err)))
+			die("%s", err);
+		return;
+	}
 	while (left) {
 		ssize_t n = sendmsg(nb->fd, &msg, MSG_NOSIGNAL);
 
@@ -348,12 +379,23 @@ static void call_send(struct nb *nb, struct nb_enc *e, const void *data, uint32_
 
 /* ------------------------------------------------------------ receiving */
 
-static void recv_exact(int fd, void *buf, size_t len)
+static void recv_exact(struct nb *nb, void *buf, size_t len)
 {
 	uint8_t *p = buf;
+	char err[256];
 
+	while (len && nb->tls) {
+		ssize_t n = nfs_tls_read(&nb->tls_s, p, len, err, sizeof(err));
+
+		if (n < 0)
+			die("%s", err);
+		if (n == 0)
+			die("recv: the server closed the connection");
+		p += n;
+		len -= (size_t)n;
+	}
 	while (len) {
-		ssize_t n = recv(fd, p, len, MSG_WAITALL);
+		ssize_t n = recv(nb->fd, p, len, MSG_WAITALL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -377,7 +419,7 @@ static size_t recv_record(struct nb *nb)
 		uint8_t m[4];
 		uint32_t mark, flen;
 
-		recv_exact(nb->fd, m, 4);
+		recv_exact(nb, m, 4);
 		mark = xdr_get_u32(m);
 		last = mark & RPC_REC_LAST;
 		flen = mark & ~RPC_REC_LAST;
@@ -385,7 +427,7 @@ static size_t recv_record(struct nb *nb)
 			die("reply record over %zu bytes", nb->rec_max);
 		if (++frags > NB_RECORD_FRAGS_MAX)
 			die("reply record in more than %d fragments", NB_RECORD_FRAGS_MAX);
-		recv_exact(nb->fd, nb->rec + len, flen);
+		recv_exact(nb, nb->rec + len, flen);
 		len += flen;
 	}
 	return len;
@@ -532,6 +574,15 @@ static void nb_connect(struct nb *nb)
 	if (nb->fd < 0)
 		die("connect %s port %d: %s", nb->host, nb->port, strerror(errno));
 	setsockopt(nb->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (nb->tls) {
+		char err[256];
+
+		nb->tls_o.host = nb->host;
+		if (nfs_tls_start(&nb->tls_s, nb->fd, &nb->tls_o, err, sizeof(err)))
+			die("%s", err);
+		fprintf(stderr, "nfs_readbench: %s%s\n", nb->tls_s.desc,
+			nb->tls_s.mtls ? ", client certificate" : "");
+	}
 }
 
 static void nb_null(struct nb *nb)
@@ -1118,7 +1169,11 @@ static void usage(FILE *out)
 		"  --remove             REMOVE PATH at the end (after --write)\n"
 		"  --pid PID            also report the CPU time of process PID (the server)\n"
 		"  --verify FILE        compare every byte read with FILE (slows the passes)\n"
-		"  --label L            first word of each result line (default read/write)\n");
+		"  --label L            first word of each result line (default read/write)\n"
+		"  --tls                RPC-with-TLS (RFC 9289); the certificate must name --host\n"
+		"  --ca FILE            CA certificates (PEM) to trust (default: the system's)\n"
+		"  --cert FILE          client certificate (PEM) for mutual TLS; implies --tls\n"
+		"  --key FILE           its private key (default: in the --cert file)\n");
 }
 
 int main(int argc, char **argv)
@@ -1136,6 +1191,10 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'P' },
 		{ "verify", required_argument, NULL, 'V' },
 		{ "label", required_argument, NULL, 'l' },
+		{ "tls", no_argument, NULL, 'T' },
+		{ "ca", required_argument, NULL, 'A' },
+		{ "cert", required_argument, NULL, 'E' },
+		{ "key", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1201,6 +1260,21 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			nb->label = optarg;
+			break;
+		case 'T':
+			nb->tls = true;
+			break;
+		case 'A':
+			nb->tls_o.ca = optarg;
+			nb->tls = true;
+			break;
+		case 'E':
+			nb->tls_o.cert = optarg;
+			nb->tls = true;
+			break;
+		case 'K':
+			nb->tls_o.key = optarg;
+			nb->tls = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1291,6 +1365,9 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	nb_teardown(nb);
+	if (nb->tls)
+		nfs_tls_end(&nb->tls_s, true);
+	free(nb->sbuf);
 	close(nb->fd);
 	if (nb->verify_fd >= 0)
 		close(nb->verify_fd);

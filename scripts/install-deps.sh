@@ -13,7 +13,7 @@ PKGS=(
 	libibverbs-dev librdmacm-dev libnfs-dev
 	# run and test
 	fuse3 xfsprogs e2fsprogs util-linux attr acl libnfs-utils python3 iproute2 procps
-	# certificates for the RPC-with-TLS tests
+	# certificates for RPC-with-TLS tests and benchmarks
 	openssl
 	# decoding the wire (tests/integ/nfs_tshark.sh)
 	tshark

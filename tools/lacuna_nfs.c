@@ -4,7 +4,7 @@
  * reports them.
  *
  *   lacuna nfs-map nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek] [--json]
- *                  [--rdma]
+ *                  [--rdma | --tls [--ca FILE] [--cert FILE [--key FILE]]]
  *
  * maps the file (or a range of it) from the server's READ_PLUS replies
  * (the data is read and dropped) or, with --seek or from a server
@@ -13,7 +13,8 @@
  * segment fields in JSON. The size and the allocated bytes are the
  * server's (GETATTR size and space_used when the file was opened).
  *
- *   lacuna nfs-get [--read] [--depth D] [--rdma] nfs://HOST[:PORT]/PATH DEST
+ *   lacuna nfs-get [--read] [--depth D] [--rdma | --tls [--ca FILE] [--cert FILE
+ *                  [--key FILE]]] nfs://HOST[:PORT]/PATH DEST
  *
  * copies the file into DEST with READ_PLUS: data segments are written
  * where they belong, holes are left unwritten and DEST is truncated to
@@ -29,6 +30,16 @@
  * names none) instead of TCP: READ data then arrives by RDMA Write into
  * a write chunk, larger replies through the reply chunk. A lacuna built
  * without RDMA refuses the option.
+ *
+ * --tls connects with RPC-with-TLS (RFC 9289, nfs_client_tls.c): the
+ * AUTH_TLS probe, then TLS 1.3 on the same TCP connection (same port).
+ * The server's certificate is checked against --ca FILE (PEM), or the
+ * system's trust store, and must name the URL's host. --cert FILE and
+ * --key FILE (PEM; the key may be in the cert file) offer a client
+ * certificate, for exports that want mutual TLS (xprtsec=mtls). --ca,
+ * --cert and --key imply --tls. An export whose xprtsec policy refuses
+ * the connection answers NFS4ERR_WRONGSEC, and the message says which
+ * option to try.
  *
  * Exit status: 0 done, 1 failed (the message names what), 2 usage.
  */
@@ -47,6 +58,7 @@
 #include "nfs4.h"
 #include "lacuna_tool.h"
 #include "nfs_client.h"
+#include "nfs_tls.h"
 
 #define NFS_DEPTH 4 /* calls in flight by default */
 #define PROGRESS_NS 100000000ULL
@@ -57,7 +69,10 @@ struct nfs_cmd {
 	struct nfsc *c;
 	struct nfsc_file f;
 	bool rdma; /* RPC-over-RDMA, not TCP */
-	bool bar;  /* a progress bar is on stderr's line */
+	bool tls;  /* RPC-with-TLS */
+	struct nfs_tls_opts tls_o;
+	bool bar;		     /* a progress bar is on stderr's line */
+	char sec[NFSC_SEC_MAX + 32]; /* the transport's security, once connected */
 };
 
 static uint64_t now_ns(void)
@@ -97,6 +112,19 @@ static int cmd_fail(struct nfs_cmd *nc, const char *msg)
 			"(AUTH_SYS from ports below 1024 only): run as root, which connects from a "
 			"reserved port, or add `insecure` to the export's options\n",
 			nc->name, t->sport);
+	/*
+	 * The export's xprtsec= policy does not admit this transport: nfsd's
+	 * tls is TLS without a client certificate, mtls with one, none the clear.
+	 */
+	if (t && nfsc_status(nc->c) == NFS4ERR_WRONGSEC)
+		fprintf(stderr, "%s: the export does not admit %s (its xprtsec= policy): try %s\n",
+			nc->name,
+			t->mtls	 ? "mutual TLS"
+			: t->tls ? "TLS without a client certificate"
+				 : "a connection in the clear",
+			t->mtls	 ? "--tls without --cert and --key, or no TLS"
+			: t->tls ? "--cert and --key (mutual TLS), or no TLS"
+				 : "--tls, or --cert and --key (mutual TLS)");
 	return 1;
 }
 
@@ -113,7 +141,16 @@ static int nfs_setup(struct nfs_cmd *nc)
 	if (nfsc_create(&nc->c))
 		return cmd_fail(nc, "malloc: out of memory");
 	nfsc_set_note(nc->c, on_note, nc);
-	if (nc->rdma) {
+	if (nc->tls) {
+		struct nfsc_xprt *t;
+
+		if (nfsc_tls_connect(u.host, u.port, NFSC_REC_MAX, &nc->tls_o, &t, err,
+				     sizeof(err)))
+			return cmd_fail(nc, err);
+		nfsc_attach(nc->c, t);
+		snprintf(nc->sec, sizeof(nc->sec), "%s%s", t->sec,
+			 t->mtls ? ", client certificate" : "");
+	} else if (nc->rdma) {
 #ifdef HAVE_RDMA
 		struct nfsc_xprt *t;
 
@@ -140,6 +177,28 @@ static int rdma_check(const char *name)
 	fprintf(stderr, "%s: --rdma: built without RDMA\n", name);
 	return 2;
 #endif
+}
+
+/*
+ * --tls, --ca, --cert, --key given into @nc: 0, or the usage exit
+ * status. --ca, --cert, --key imply --tls; RDMA has no TLS.
+ */
+static int tls_check(struct nfs_cmd *nc, bool tls, const char *ca, const char *cert,
+		     const char *key)
+{
+	nc->tls = tls || ca || cert || key;
+	nc->tls_o = (struct nfs_tls_opts){ .ca = ca, .cert = cert, .key = key };
+	if (key && !cert) {
+		fprintf(stderr, "%s: --key needs --cert\n", nc->name);
+		return 2;
+	}
+	if (nc->tls && nc->rdma) {
+		fprintf(stderr,
+			"%s: --tls and --rdma do not go together (RPC-with-TLS is for TCP)\n",
+			nc->name);
+		return 2;
+	}
+	return 0;
 }
 
 /* CLOSE, end of session; the exit status @rc or 1 if they fail. */
@@ -172,16 +231,26 @@ static int ext_cmp(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* the transport options of nfs-map and nfs-get */
+#define XPRT_HELP                                                                          \
+	"  --rdma       RPC-over-RDMA (port 20049 unless the URL names one)\n"             \
+	"  --tls        RPC-with-TLS (RFC 9289): TLS 1.3 on the same port; the server's\n" \
+	"               certificate must name HOST and be signed by a trusted CA\n"        \
+	"  --ca FILE    the CA certificates (PEM) to trust (default: the system's)\n"      \
+	"  --cert FILE  a client certificate (PEM) for mutual TLS (xprtsec=mtls)\n"        \
+	"  --key FILE   its private key (PEM; default: in the --cert file)\n"              \
+	"               --ca, --cert and --key imply --tls\n"
+
 static const struct lcmd_help map_help = {
 	.name = "lacuna nfs-map",
-	.synopsis = "nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek] [--json] [--rdma]",
+	.synopsis = "nfs://HOST[:PORT]/PATH [--offset N] [--length N] [--seek] [--json] [--rdma]\n"
+		    "       [--tls] [--ca FILE] [--cert FILE] [--key FILE]",
 	.options = "The data/hole map of a file from an NFSv4.2 server's READ_PLUS replies,\n"
 		   "printed as 'lacuna map' prints it.\n"
 		   "  --offset N   start the map at byte N (must be inside the file)\n"
 		   "  --length N   map N bytes from there (default: to the end)\n"
 		   "  --seek       map with SEEK(DATA)/SEEK(HOLE) instead of READ_PLUS\n"
-		   "  --json       one JSON object instead of the table\n"
-		   "  --rdma       RPC-over-RDMA (port 20049 unless the URL names one)\n",
+		   "  --json       one JSON object instead of the table\n" XPRT_HELP,
 };
 
 /*
@@ -233,7 +302,7 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 	struct lmap mc = { 0 }, m = { 0 };
 	struct lmap_args a;
 	const char *how;
-	char text[128];
+	char text[128 + NFSC_SEC_MAX + 32];
 	uint64_t end;
 	uint32_t minor;
 	size_t i;
@@ -244,6 +313,8 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 		return rc;
 	nc.rdma = a.rdma;
 	if (nc.rdma && (rc = rdma_check(nc.name)))
+		return rc;
+	if ((rc = tls_check(&nc, a.tls, a.ca, a.cert, a.key)))
 		return rc;
 	nc.url = a.target;
 	rc = nfs_setup(&nc);
@@ -274,13 +345,16 @@ int lacuna_cmd_nfs_map(int argc, char **argv)
 	m.ranged = a.off || a.len != UINT64_MAX;
 	lmap_totals(&m);
 	if (a.json) {
-		snprintf(text, sizeof(text), "\"op\":\"%s\"", how);
+		snprintf(text, sizeof(text), "\"op\":\"%s\"%s", how,
+			 !nc.tls	 ? ""
+			 : nc.tls_o.cert ? ",\"xprtsec\":\"mtls\""
+					 : ",\"xprtsec\":\"tls\"");
 		lmap_print_json(nc.url, text, &m);
 	} else {
 		if (strcmp(how, "GETATTR"))
 			snprintf(text, sizeof(text),
-				 "map from the server's %s replies (NFSv4.%" PRIu32 ")", how,
-				 minor);
+				 "map from the server's %s replies (NFSv4.%" PRIu32 "%s%s)", how,
+				 minor, nc.tls ? ", " : "", nc.sec);
 		else
 			snprintf(text, sizeof(text),
 				 "no map from the server (no READ_PLUS, no SEEK): "
@@ -352,11 +426,12 @@ static int get_seg(void *arg, const struct nfsc_seg *s)
 
 static const struct lcmd_help get_help = {
 	.name = "lacuna nfs-get",
-	.synopsis = "[--read] [--depth D] [--rdma] nfs://HOST[:PORT]/PATH DEST",
-	.options = "Copy a file from an NFSv4.2 server into DEST with READ_PLUS: holes stay holes.\n"
-		   "  --read       plain READ instead (holes arrive as zeros), to compare\n"
-		   "  --depth D    D calls in flight (default 4)\n"
-		   "  --rdma       RPC-over-RDMA (port 20049 unless the URL names one)\n",
+	.synopsis = "[--read] [--depth D] [--rdma] [--tls] [--ca FILE] [--cert FILE] [--key FILE]\n"
+		    "       nfs://HOST[:PORT]/PATH DEST",
+	.options =
+		"Copy a file from an NFSv4.2 server into DEST with READ_PLUS: holes stay holes.\n"
+		"  --read       plain READ instead (holes arrive as zeros), to compare\n"
+		"  --depth D    D calls in flight (default 4)\n" XPRT_HELP,
 };
 
 /*
@@ -375,9 +450,11 @@ static void get_report(const struct nfs_cmd *nc, const struct nfsc_walk *w, cons
 	lmap_human(wire, d, sizeof(d));
 	lmap_human(s > 0 ? (uint64_t)((double)size / s) : 0, r1, sizeof(r1));
 	lmap_human(s > 0 ? (uint64_t)((double)wire / s) : 0, r2, sizeof(r2));
-	printf("%s: %" PRIu64 " bytes (%s) from %s with %s%s, %" PRIu64 " calls, %u in flight\n",
+	printf("%s: %" PRIu64 " bytes (%s) from %s with %s%s%s%s, %" PRIu64
+	       " calls, %u in flight\n",
 	       dest, size, a, nc->url, w->fell_back || w->op == OP_READ ? "READ" : "READ_PLUS",
-	       nc->rdma ? " over RDMA" : "", w->calls, depth);
+	       nc->rdma ? " over RDMA" : "", nc->tls ? " over " : "", nc->tls ? nc->sec : "",
+	       w->calls, depth);
 	printf("received: data %" PRIu64 " (%s), holes %" PRIu64 " (%s), on the wire %" PRIu64
 	       " (%s)\n",
 	       w->data_bytes, b, w->hole_bytes, c, wire, d);
@@ -390,6 +467,10 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 		{ "read", no_argument, NULL, 'r' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "rdma", no_argument, NULL, 'R' },
+		{ "tls", no_argument, NULL, 'T' },
+		{ "ca", required_argument, NULL, 'A' },
+		{ "cert", required_argument, NULL, 'E' },
+		{ "key", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -397,6 +478,8 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 	struct nfsc_walk w = { .op = OP_READ_PLUS, .depth = NFS_DEPTH };
 	struct get_ctx g = { .nc = &nc, .fd = -1 };
 	uint64_t depth = NFS_DEPTH, size, wire;
+	const char *ca = NULL, *cert = NULL, *key = NULL;
+	bool tls = false;
 	char msg[NFSC_ERR_MAX + 64];
 	struct stat dst;
 	int o, rc;
@@ -417,6 +500,18 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 		case 'R':
 			nc.rdma = true;
 			break;
+		case 'T':
+			tls = true;
+			break;
+		case 'A':
+			ca = optarg;
+			break;
+		case 'E':
+			cert = optarg;
+			break;
+		case 'K':
+			key = optarg;
+			break;
 		case 'h':
 			return lcmd_usage(&get_help, false);
 		default:
@@ -428,6 +523,8 @@ int lacuna_cmd_nfs_get(int argc, char **argv)
 		return lcmd_usage(&get_help, true);
 	}
 	if (nc.rdma && (rc = rdma_check(nc.name)))
+		return rc;
+	if ((rc = tls_check(&nc, tls, ca, cert, key)))
 		return rc;
 	nc.url = argv[optind];
 	g.dest = argv[optind + 1];

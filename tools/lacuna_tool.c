@@ -81,12 +81,16 @@ int lmap_parse_args(int argc, char **argv, const struct lcmd_help *h, bool nfs,
 		/* from here on: dropped unless @nfs */
 		{ "seek", no_argument, NULL, 's' },
 		{ "rdma", no_argument, NULL, 'R' },
+		{ "tls", no_argument, NULL, 'T' },
+		{ "ca", required_argument, NULL, 'A' },
+		{ "cert", required_argument, NULL, 'E' },
+		{ "key", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
 
 	if (!nfs)
-		opts[4] = opts[6];
+		opts[4] = opts[sizeof(opts) / sizeof(opts[0]) - 1];
 	*a = (struct lmap_args){ .len = UINT64_MAX };
 	while ((o = getopt_long(argc, argv, nfs ? "o:l:jhs" : "o:l:jh", opts, NULL)) != -1) {
 		switch (o) {
@@ -106,6 +110,18 @@ int lmap_parse_args(int argc, char **argv, const struct lcmd_help *h, bool nfs,
 			break;
 		case 'R':
 			a->rdma = true;
+			break;
+		case 'T':
+			a->tls = true;
+			break;
+		case 'A':
+			a->ca = optarg;
+			break;
+		case 'E':
+			a->cert = optarg;
+			break;
+		case 'K':
+			a->key = optarg;
 			break;
 		case 'h':
 			return lcmd_usage(h, false);

@@ -30,8 +30,9 @@ struct lmap {
 int lmap_parse_size(const char *s, uint64_t *out);
 struct lmap_args {
 	uint64_t off, len;
-	bool json, seek, rdma;
-	const char *target; /* FILE or URL */
+	bool json, seek, rdma, tls;
+	const char *ca, *cert, *key; /* --ca, --cert, --key (RPC-with-TLS) */
+	const char *target;	     /* FILE or URL */
 };
 
 /* A command's help: `lacuna CMD --help` prints all of it to stdout. */
@@ -49,7 +50,8 @@ struct lcmd_help {
 int lcmd_usage(const struct lcmd_help *h, bool error);
 
 /*
- * CMD TARGET [--offset N] [--length N] [--json] [--seek --rdma (if @nfs)]:
+ * CMD TARGET [--offset N] [--length N] [--json]
+ *            [--seek --rdma --tls --ca F --cert F --key F (if @nfs)]:
  * -1 to go on, else the exit status (0 after --help, 2 after a usage
  * error). @h->name names the command in messages ("lacuna map").
  */

@@ -14,8 +14,11 @@
  * its place with the same two calls, told which calls are READs so it
  * can offer their data a write chunk, and says through max_calls how
  * many calls it can carry at once (the session's slots are capped to
- * it). The transport counts the bytes it sends and receives,
- * framing included ("bytes on the wire").
+ * it). RPC-with-TLS (nfsc_tls_connect, RFC 9289) is the TCP transport
+ * with the AUTH_TLS probe and a TLS 1.3 handshake first (nfs_tls.h),
+ * then the same records inside TLS. The transport counts the bytes it
+ * sends and receives, framing included ("bytes on the wire"; for TLS
+ * what crossed the socket: probe, handshake and TLS records).
  *
  * Session. nfsc_session() runs, one call at a time on slot 0:
  * EXCHANGE_ID, CREATE_SESSION (up to NFSC_SLOTS_MAX slots, replies of
@@ -78,6 +81,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "xdr.h"
@@ -105,6 +109,7 @@
 #define NFSC_WAIT_MAX 120      /* seconds of NFS4ERR_GRACE/DELAY waited out */
 #define NFSC_REPLY_TIMEOUT 120 /* seconds of silence before a connection is given up */
 #define NFSC_ERR_MAX 256
+#define NFSC_SEC_MAX 96	       /* a transport's security, described */
 
 /* data_content4 (RFC 7862) */
 #define NFSC_CONTENT_DATA 0
@@ -157,12 +162,46 @@ struct nfsc_xprt {
 	unsigned int max_calls;	      /* calls it can carry at once; 0: no limit */
 	uint16_t sport;		      /* TCP: the local (source) port */
 	bool resvport;		      /* from a reserved port (below 1024), or RDMA */
+	char sec[NFSC_SEC_MAX];	      /* "" in the clear, else "TLSv1.3 <cipher>" */
+	bool tls, mtls;		      /* RPC-with-TLS; with a client certificate */
 	char err[NFSC_ERR_MAX];	      /* what failed, after an error */
 };
 
 /* Connect to HOST:PORT over TCP; replies of at most @rec_max bytes. */
 int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
 		     char *err, size_t errlen);
+
+/*
+ * A TCP socket connected to HOST:PORT, from a reserved port as root
+ * (see nfs_client_tcp.c), TCP_NODELAY, NFSC_REPLY_TIMEOUT on receives.
+ */
+int nfsc_tcp_socket(const char *host, const char *port, int *fd, char *err, size_t errlen);
+/* The local port of @fd, 0 if unknown. */
+uint16_t nfsc_local_port(int fd);
+
+struct rpc_rec;
+
+/*
+ * The next reply of a byte-stream transport, reassembled in @rec from
+ * what @rd(@arg) reads: > 0 bytes, 0 the server closed the connection,
+ * -ETIMEDOUT silence for the receive timeout, another -errno with its
+ * message already in t->err. Any failure sets *dead.
+ */
+int nfsc_rec_recv(struct nfsc_xprt *t, struct rpc_rec *rec, bool *dead,
+		  ssize_t (*rd)(void *arg, void *buf, size_t len), void *arg, const uint8_t **msg,
+		  size_t *len);
+
+struct nfs_tls_opts;
+
+/*
+ * Connect to HOST:PORT over TCP with RPC-with-TLS (RFC 9289,
+ * nfs_client_tls.c): the AUTH_TLS probe, a TLS 1.3 handshake as @o
+ * says (nfs_tls.h), then records inside TLS; replies of at most
+ * @rec_max bytes.
+ */
+int nfsc_tls_connect(const char *host, const char *port, size_t rec_max,
+		     const struct nfs_tls_opts *o, struct nfsc_xprt **out, char *err,
+		     size_t errlen);
 
 /*
  * Connect to HOST:PORT with RPC-over-RDMA (nfs_client_rdma.c, only

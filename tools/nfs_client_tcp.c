@@ -94,49 +94,78 @@ static int tcp_send(struct nfsc_xprt *t, const struct iovec *iov, unsigned int n
 	return 0;
 }
 
-static int tcp_recv(struct nfsc_xprt *t, const uint8_t **msg, size_t *len)
+int nfsc_rec_recv(struct nfsc_xprt *t, struct rpc_rec *rec, bool *dead,
+		  ssize_t (*rd)(void *arg, void *buf, size_t len), void *arg, const uint8_t **msg,
+		  size_t *len)
 {
-	struct tcp_xprt *x = (struct tcp_xprt *)t;
-
-	if (x->dead)
-		return tcp_fail(x, -ENOTCONN, "recv");
-	rpc_rec_next(&x->rec, NULL, 0);
-	while (!rpc_rec_ready(&x->rec)) {
+	if (*dead) {
+		snprintf(t->err, sizeof(t->err), "recv: %s", strerror(ENOTCONN));
+		return -ENOTCONN;
+	}
+	rpc_rec_next(rec, NULL, 0);
+	while (!rpc_rec_ready(rec)) {
 		void *p;
-		size_t want = rpc_rec_space(&x->rec, &p);
+		size_t want = rpc_rec_space(rec, &p);
 		ssize_t r;
 		int rc;
 
 		if (!want) {
-			rc = x->rec.err ? x->rec.err : -EPROTO;
+			rc = rec->err ? rec->err : -EPROTO;
 			snprintf(t->err, sizeof(t->err), "%s",
 				 rc == -EMSGSIZE ? "reply longer than the session allows"
 						 : "reply in too many record fragments");
-			x->dead = true;
+			*dead = true;
 			return rc;
 		}
-		r = recv(x->fd, p, want, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		r = rd(arg, p, want);
+		if (r == -ETIMEDOUT) {
 			snprintf(t->err, sizeof(t->err), "no reply from the server in %d s",
 				 NFSC_REPLY_TIMEOUT);
-			x->dead = true;
+			*dead = true;
 			return -ETIMEDOUT;
 		}
-		if (r < 0)
-			return tcp_fail(x, -errno, "recv");
+		if (r < 0) {
+			*dead = true;
+			return (int)r;
+		}
 		if (r == 0) {
 			snprintf(t->err, sizeof(t->err), "the server closed the connection");
-			x->dead = true;
+			*dead = true;
 			return -ECONNRESET;
 		}
-		t->bytes_in += (uint64_t)r;
-		rpc_rec_commit(&x->rec, (size_t)r); /* an error: rpc_rec_space() says 0 */
+		rpc_rec_commit(rec, (size_t)r); /* an error: rpc_rec_space() says 0 */
 	}
-	*msg = x->rec.buf;
-	*len = x->rec.len;
+	*msg = rec->buf;
+	*len = rec->len;
 	return 0;
+}
+
+static ssize_t tcp_read(void *arg, void *buf, size_t len)
+{
+	struct tcp_xprt *x = arg;
+
+	for (;;) {
+		ssize_t r = recv(x->fd, buf, len, 0);
+		int rc = -errno;
+
+		if (r >= 0) {
+			x->t.bytes_in += (uint64_t)r;
+			return r;
+		}
+		if (rc == -EINTR)
+			continue;
+		if (rc == -EAGAIN || rc == -EWOULDBLOCK)
+			return -ETIMEDOUT;
+		snprintf(x->t.err, sizeof(x->t.err), "recv: %s", strerror(-rc));
+		return rc;
+	}
+}
+
+static int tcp_recv(struct nfsc_xprt *t, const uint8_t **msg, size_t *len)
+{
+	struct tcp_xprt *x = (struct tcp_xprt *)t;
+
+	return nfsc_rec_recv(t, &x->rec, &x->dead, tcp_read, x, msg, len);
 }
 
 static void tcp_destroy(struct nfsc_xprt *t)
@@ -202,8 +231,7 @@ static int connect_resv(const struct addrinfo *a)
 	return -1;
 }
 
-/* The local port of @fd, 0 if unknown. */
-static uint16_t local_port(int fd)
+uint16_t nfsc_local_port(int fd)
 {
 	struct sockaddr_storage sa;
 	socklen_t len = sizeof(sa);
@@ -217,13 +245,11 @@ static uint16_t local_port(int fd)
 	return 0;
 }
 
-int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
-		     char *err, size_t errlen)
+int nfsc_tcp_socket(const char *host, const char *port, int *out, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai, *a;
 	struct timeval tmo = { .tv_sec = NFSC_REPLY_TIMEOUT };
-	struct tcp_xprt *x;
 	int one = 1, rc, fd = -1, saved = 0;
 
 	rc = getaddrinfo(host, port, &hints, &ai);
@@ -261,6 +287,19 @@ int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct 
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+	*out = fd;
+	return 0;
+}
+
+int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct nfsc_xprt **out,
+		     char *err, size_t errlen)
+{
+	struct tcp_xprt *x;
+	int rc, fd;
+
+	rc = nfsc_tcp_socket(host, port, &fd, err, errlen);
+	if (rc)
+		return rc;
 	x = calloc(1, sizeof(*x));
 	if (x)
 		x->buf = malloc(rec_max);
@@ -271,7 +310,7 @@ int nfsc_tcp_connect(const char *host, const char *port, size_t rec_max, struct 
 		return -ENOMEM;
 	}
 	x->t.ops = &tcp_ops;
-	x->t.sport = local_port(fd);
+	x->t.sport = nfsc_local_port(fd);
 	x->t.resvport = x->t.sport && x->t.sport < IPPORT_RESERVED;
 	x->fd = fd;
 	x->max = rec_max;

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * RPC-with-TLS (RFC 9289), client side, with OpenSSL 3.0: the AUTH_TLS
+ * probe, the TLS 1.3 handshake and the encrypted stream after it. See
+ * nfs_tls.h for the whole story.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "nfs_tls.h"
+#include "rpc.h"
+#include "xdr.h"
+
+#define PROBE_PROG 100003 /* NFS */
+#define PROBE_VERS 4
+
+/* OpenSSL's reason for the oldest error queued, or @dflt. */
+static const char *ssl_reason(const char *dflt)
+{
+	unsigned long e = ERR_peek_error();
+	const char *r;
+
+	if (e && ERR_SYSTEM_ERROR(e))
+		return strerror(ERR_GET_REASON(e));
+	r = e ? ERR_reason_error_string(e) : NULL;
+	return r ? r : dflt;
+}
+
+/* The oldest error queued is an alert the server sent. */
+static bool ssl_alert(void)
+{
+	unsigned long e = ERR_peek_error();
+
+	return e && ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) >= SSL_AD_REASON_OFFSET;
+}
+
+static int tls_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The message into err, OpenSSL's error queue cleared; returns rc. */
+static int tls_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	ERR_clear_error();
+	return rc;
+}
+
+/* ------------------------------------------------------------ probe */
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* @len bytes, or -ECONNRESET on a close, -ETIMEDOUT on the socket's timeout. */
+static int recv_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+#define NO_TLS "the server does not support RPC-with-TLS"
+
+/* The reply to the probe: 0 when it is STARTTLS. */
+static int probe_reply(const uint8_t *buf, size_t len, uint32_t xid, char *err, size_t errlen)
+{
+	struct xdr_in x;
+	uint32_t v, type, stat, flavor;
+	const uint8_t *body;
+	uint32_t blen;
+
+	xdr_in_init(&x, buf, len);
+	if (xdr_dec_u32(&x, &v) || xdr_dec_u32(&x, &type) || xdr_dec_u32(&x, &stat)) {
+		snprintf(err, errlen, NO_TLS " (its reply to the AUTH_TLS probe is truncated)");
+		return -EPROTONOSUPPORT;
+	}
+	if (v != xid || type != RPC_REPLY) {
+		snprintf(err, errlen,
+			 NO_TLS " (it answered the AUTH_TLS probe with something else "
+				"than its reply)");
+		return -EPROTONOSUPPORT;
+	}
+	if (stat != RPC_MSG_ACCEPTED) {
+		uint32_t why = 0, auth = 0;
+
+		xdr_dec_u32(&x, &why);
+		xdr_dec_u32(&x, &auth);
+		snprintf(err, errlen, NO_TLS " (it refused the AUTH_TLS probe: %s %u)",
+			 why == RPC_AUTH_ERROR ? "auth_stat" : "reject_stat",
+			 why == RPC_AUTH_ERROR ? auth : why);
+		return -EPROTONOSUPPORT;
+	}
+	if (xdr_dec_u32(&x, &flavor) || xdr_dec_opaque(&x, &body, &blen, RPC_AUTH_BODY_MAX) ||
+	    xdr_dec_u32(&x, &stat)) {
+		snprintf(err, errlen, NO_TLS " (its reply to the AUTH_TLS probe is truncated)");
+		return -EPROTONOSUPPORT;
+	}
+	if (flavor != RPC_AUTH_NONE || blen != strlen(NFS_TLS_STARTTLS) ||
+	    memcmp(body, NFS_TLS_STARTTLS, blen)) {
+		snprintf(err, errlen,
+			 NO_TLS " (no STARTTLS verifier in its reply to the "
+				"AUTH_TLS probe)");
+		return -EPROTONOSUPPORT;
+	}
+	if (stat != RPC_SUCCESS) {
+		snprintf(err, errlen, NO_TLS " (the AUTH_TLS probe got accept_stat %u)", stat);
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
+/* The NULL call with AUTH_TLS and its STARTTLS reply, in the clear. */
+static int probe(struct nfs_tls *t, int fd, char *err, size_t errlen)
+{
+	uint8_t call[4 + 10 * 4], reply[NFS_TLS_PROBE_REPLY_MAX];
+	const uint32_t words[] = { 0, RPC_CALL,	    RPC_VERS, PROBE_PROG,    PROBE_VERS,
+				   0, RPC_AUTH_TLS, 0,	      RPC_AUTH_NONE, 0 };
+	struct timespec ts;
+	size_t len = 0, i;
+	uint32_t xid;
+	bool last = false;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	xid = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec ^ ((uint32_t)getpid() << 16);
+	xdr_put_u32(call, RPC_REC_LAST | (uint32_t)(sizeof(call) - 4));
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		xdr_put_u32(call + 4 + 4 * i, i ? words[i] : xid);
+	rc = send_all(fd, call, sizeof(call));
+	if (rc) {
+		snprintf(err, errlen, "send of the AUTH_TLS probe: %s", strerror(-rc));
+		return rc;
+	}
+	t->probe_out = sizeof(call);
+	while (!last) {
+		uint8_t m[4];
+		uint32_t flen;
+
+		rc = recv_all(fd, m, sizeof(m));
+		if (!rc) {
+			t->probe_in += sizeof(m);
+			last = xdr_get_u32(m) & RPC_REC_LAST;
+			flen = xdr_get_u32(m) & ~RPC_REC_LAST;
+			if (flen > sizeof(reply) - len) {
+				snprintf(err, errlen,
+					 NO_TLS " (its reply to the AUTH_TLS probe is "
+						"over %zu bytes)",
+					 sizeof(reply));
+				return -EPROTONOSUPPORT;
+			}
+			rc = recv_all(fd, reply + len, flen);
+			len += flen;
+			t->probe_in += flen;
+		}
+		if (rc == -ECONNRESET) {
+			snprintf(err, errlen,
+				 NO_TLS " (it closed the connection after the "
+					"AUTH_TLS probe)");
+			return -EPROTONOSUPPORT;
+		}
+		if (rc == -ETIMEDOUT) {
+			snprintf(err, errlen, NO_TLS " (no reply to the AUTH_TLS probe)");
+			return -EPROTONOSUPPORT;
+		}
+		if (rc) {
+			snprintf(err, errlen, "recv of the AUTH_TLS probe's reply: %s",
+				 strerror(-rc));
+			return rc;
+		}
+	}
+	return probe_reply(reply, len, xid, err, errlen);
+}
+
+/* ------------------------------------------------------------ handshake */
+
+static int ctx_setup(struct nfs_tls *t, const struct nfs_tls_opts *o, char *err, size_t errlen)
+{
+	static const unsigned char alpn[] = "\x06" NFS_TLS_ALPN;
+
+	t->ctx = SSL_CTX_new(TLS_client_method());
+	if (!t->ctx)
+		return tls_fail(-ENOMEM, err, errlen, "SSL_CTX_new: %s", ssl_reason("failed"));
+	if (!SSL_CTX_set_min_proto_version(t->ctx, TLS1_3_VERSION))
+		return tls_fail(-EINVAL, err, errlen, "SSL_CTX_set_min_proto_version: %s",
+				ssl_reason("failed"));
+	SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
+	if (o->ca) {
+		if (!SSL_CTX_load_verify_locations(t->ctx, o->ca, NULL))
+			return tls_fail(-EINVAL, err, errlen, "--ca %s: %s", o->ca,
+					ssl_reason("cannot load it"));
+	} else if (!SSL_CTX_set_default_verify_paths(t->ctx)) {
+		return tls_fail(-EINVAL, err, errlen, "the system's trust store: %s",
+				ssl_reason("cannot load it"));
+	}
+	if (o->cert) {
+		const char *key = o->key ? o->key : o->cert;
+
+		if (SSL_CTX_use_certificate_chain_file(t->ctx, o->cert) != 1)
+			return tls_fail(-EINVAL, err, errlen, "--cert %s: %s", o->cert,
+					ssl_reason("cannot load it"));
+		if (SSL_CTX_use_PrivateKey_file(t->ctx, key, SSL_FILETYPE_PEM) != 1)
+			return tls_fail(-EINVAL, err, errlen, "--key %s: %s", key,
+					ssl_reason("cannot load it"));
+		if (SSL_CTX_check_private_key(t->ctx) != 1)
+			return tls_fail(-EINVAL, err, errlen, "--key %s: %s", key,
+					ssl_reason("does not match the certificate"));
+		t->mtls = true;
+	}
+	/* 0 is success here */
+	if (SSL_CTX_set_alpn_protos(t->ctx, alpn, sizeof(alpn) - 1))
+		return tls_fail(-ENOMEM, err, errlen, "SSL_CTX_set_alpn_protos: %s",
+				ssl_reason("failed"));
+	return 0;
+}
+
+/* What the server's certificate must name: an address or a DNS name. */
+static int host_setup(struct nfs_tls *t, const char *host, char *err, size_t errlen)
+{
+	unsigned char a[sizeof(struct in6_addr)];
+
+	if (!host || !*host)
+		return 0;
+	if (inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1) {
+		if (!X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(t->ssl), host))
+			return tls_fail(-EINVAL, err, errlen,
+					"X509_VERIFY_PARAM_set1_ip_asc %s: %s", host,
+					ssl_reason("failed"));
+		return 0;
+	}
+	if (!SSL_set1_host(t->ssl, host) || !SSL_set_tlsext_host_name(t->ssl, host))
+		return tls_fail(-EINVAL, err, errlen, "SSL_set1_host %s: %s", host,
+				ssl_reason("failed"));
+	return 0;
+}
+
+static int handshake_fail(struct nfs_tls *t, char *err, size_t errlen, int ret)
+{
+	long v = SSL_get_verify_result(t->ssl);
+	int e = SSL_get_error(t->ssl, ret);
+
+	if (v != X509_V_OK)
+		return tls_fail(-EKEYREJECTED, err, errlen,
+				"TLS handshake: the server's certificate failed verification: %s%s",
+				X509_verify_cert_error_string(v),
+				v == X509_V_ERR_HOSTNAME_MISMATCH ||
+						v == X509_V_ERR_IP_ADDRESS_MISMATCH
+					? " (it does not name the host in the URL)"
+				: v == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+						v == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT ||
+						v == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN
+					? " (is --ca the CA that signed it?)"
+					: "");
+	if (e == SSL_ERROR_SYSCALL && !ERR_peek_error()) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return tls_fail(-ECONNABORTED, err, errlen,
+					"TLS handshake failed: no answer from the server");
+		return tls_fail(-ECONNABORTED, err, errlen, "TLS handshake failed: %s",
+				errno ? strerror(errno) : "the server closed the connection");
+	}
+	return tls_fail(-ECONNABORTED, err, errlen, "TLS handshake failed: %s%s",
+			ssl_alert() ? "the server sent " : "", ssl_reason("unknown error"));
+}
+
+int nfs_tls_start(struct nfs_tls *t, int fd, const struct nfs_tls_opts *o, char *err, size_t errlen)
+{
+	struct sigaction sa;
+	int rc, ret;
+
+	*t = (struct nfs_tls){ 0 };
+	if (!sigaction(SIGPIPE, NULL, &sa) && sa.sa_handler == SIG_DFL)
+		signal(SIGPIPE, SIG_IGN);
+	ERR_clear_error();
+	rc = ctx_setup(t, o, err, errlen);
+	if (rc)
+		goto out_free;
+	rc = probe(t, fd, err, errlen);
+	if (rc)
+		goto out_free;
+	t->ssl = SSL_new(t->ctx);
+	if (!t->ssl) {
+		rc = tls_fail(-ENOMEM, err, errlen, "SSL_new: %s", ssl_reason("failed"));
+		goto out_free;
+	}
+	if (!SSL_set_fd(t->ssl, fd)) {
+		rc = tls_fail(-ENOMEM, err, errlen, "SSL_set_fd: %s", ssl_reason("failed"));
+		goto out_free;
+	}
+	rc = host_setup(t, o->host, err, errlen);
+	if (rc)
+		goto out_free;
+	errno = 0;
+	ret = SSL_connect(t->ssl);
+	if (ret != 1) {
+		rc = handshake_fail(t, err, errlen, ret);
+		goto out_free;
+	}
+	snprintf(t->desc, sizeof(t->desc), "%s %s", SSL_get_version(t->ssl),
+		 SSL_CIPHER_get_name(SSL_get_current_cipher(t->ssl)));
+	return 0;
+
+out_free:
+	SSL_free(t->ssl);
+	SSL_CTX_free(t->ctx);
+	t->ssl = NULL;
+	t->ctx = NULL;
+	return rc;
+}
+
+/* ------------------------------------------------------------ stream */
+
+/* After a failed SSL_read or SSL_write: a message and an errno. */
+static int io_fail(struct nfs_tls *t, int ret, const char *what, char *err, size_t errlen)
+{
+	int e = SSL_get_error(t->ssl, ret);
+
+	if (e == SSL_ERROR_ZERO_RETURN)
+		return tls_fail(-ECONNRESET, err, errlen, "%s: the server closed the connection",
+				what);
+	if (e == SSL_ERROR_SYSCALL && !ERR_peek_error()) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return tls_fail(-ETIMEDOUT, err, errlen, "%s: timed out", what);
+		if (!errno || errno == ECONNRESET || errno == EPIPE)
+			return tls_fail(-ECONNRESET, err, errlen,
+					"%s: the server closed the connection", what);
+		return tls_fail(-errno, err, errlen, "%s: %s", what, strerror(errno));
+	}
+	/* an alert from the server, or a record that does not decrypt */
+	if (ssl_alert())
+		return tls_fail(
+			-ECONNABORTED, err, errlen, "%s: the server ended the connection with %s%s",
+			what, ssl_reason("an alert"),
+			ERR_GET_REASON(ERR_peek_error()) == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED
+				? " (give a client certificate: --cert, --key)"
+				: "");
+	if (!ERR_peek_error())
+		return tls_fail(-ECONNABORTED, err, errlen, "%s: SSL_get_error %d, errno %d", what, e,
+				errno);
+	return tls_fail(-ECONNABORTED, err, errlen, "%s: %s", what, ssl_reason("TLS error"));
+}
+
+int nfs_tls_write(struct nfs_tls *t, const void *buf, size_t len, char *err, size_t errlen)
+{
+	size_t done = 0;
+
+	ERR_clear_error();
+	while (done < len) {
+		size_t n;
+		int ret;
+
+		errno = 0;
+		ret = SSL_write_ex(t->ssl, (const uint8_t *)buf + done, len - done, &n);
+		if (ret != 1)
+			return io_fail(t, ret, "TLS write", err, errlen);
+		done += n;
+	}
+	return 0;
+}
+
+ssize_t nfs_tls_read(struct nfs_tls *t, void *buf, size_t len, char *err, size_t errlen)
+{
+	size_t n;
+	int ret, rc;
+
+	ERR_clear_error();
+	errno = 0;
+	ret = SSL_read_ex(t->ssl, buf, len, &n);
+	if (ret == 1)
+		return (ssize_t)n;
+	rc = io_fail(t, ret, "TLS read", err, errlen);
+	return rc == -ECONNRESET ? 0 : rc;
+}
+
+void nfs_tls_wire(const struct nfs_tls *t, uint64_t *in, uint64_t *out)
+{
+	*in = t->probe_in;
+	*out = t->probe_out;
+	if (t->ssl) {
+		*in += BIO_number_read(SSL_get_rbio(t->ssl));
+		*out += BIO_number_written(SSL_get_wbio(t->ssl));
+	}
+}
+
+void nfs_tls_end(struct nfs_tls *t, bool notify)
+{
+	if (t->ssl) {
+		ERR_clear_error();
+		if (notify)
+			SSL_shutdown(t->ssl);
+		SSL_free(t->ssl);
+	}
+	SSL_CTX_free(t->ctx);
+	ERR_clear_error();
+	t->ssl = NULL;
+	t->ctx = NULL;
+}
