@@ -9,10 +9,12 @@ set -euo pipefail
 PKGS=(
 	# build
 	build-essential autoconf automake libtool pkg-config
-	libfuse3-dev liburing-dev libcmocka-dev
+	libfuse3-dev liburing-dev libcmocka-dev libssl-dev
 	libibverbs-dev librdmacm-dev libnfs-dev
 	# run and test
 	fuse3 xfsprogs e2fsprogs util-linux attr acl libnfs-utils python3 iproute2 procps
+	# certificates for the RPC-with-TLS tests
+	openssl
 	# decoding the wire (tests/integ/nfs_tshark.sh)
 	tshark
 	# observability: promtool (tests/integ/metrics.sh), USDT probes and bpftrace (docs/tracing.md)

@@ -144,6 +144,14 @@ struct gw_config {
 	bool legacy_handles; /* version 1 (untagged) file handles accepted */
 	struct sockaddr_storage metrics; /* metrics_listen; ss_family 0: none */
 	socklen_t metrics_len;
+	/* RPC-with-TLS (gw_xprtsec.h); NULL: none. Re-read on a reload. */
+	char *tls_cert; /* PEM: the server's certificate, its chain after it */
+	char *tls_key;	/* PEM: the private key of tls_cert */
+	char *tls_ca;	/* PEM: CAs a client certificate is verified against (mtls) */
+	unsigned int tls_handshake_timeout; /* seconds */
+#define GW_TLS_HANDSHAKE_TIMEOUT_MAX 600
+	unsigned int tls_handshakes_max; /* in progress at once */
+#define GW_TLS_HANDSHAKES_MAX 65536
 	struct gw_limits limits;
 	struct gw_export_conf *exports;
 	size_t nexports;

@@ -108,6 +108,19 @@ const struct gw_setting gw_settings[] = {
 	  .help = "serve Prometheus metrics at http://ADDR:PORT/metrics, port 9449 unless given",
 	  .restart_note = "metrics_listen changes at the next restart", .flag = "metrics-listen",
 	  .flag_arg = "ADDR[:PORT]" },
+	{ .name = "tls_cert", .type = GW_ST_PATH, .flags = GW_SF_NONE, .reload = GW_RELOAD_APPLY,
+	  .off = CFG(tls_cert, char *), .def = "none", .value = "PATH | none",
+	  .help = "the server's X.509 certificate (PEM, chain after it) for RPC-with-TLS; "
+		  "none: no TLS",
+	  .flag = "tls-cert", .flag_arg = "FILE" },
+	{ .name = "tls_key", .type = GW_ST_PATH, .flags = GW_SF_NONE, .reload = GW_RELOAD_APPLY,
+	  .off = CFG(tls_key, char *), .def = "none", .value = "PATH | none",
+	  .help = "the private key of tls_cert (PEM)", .flag = "tls-key", .flag_arg = "FILE" },
+	{ .name = "tls_ca", .type = GW_ST_PATH, .flags = GW_SF_NONE, .reload = GW_RELOAD_APPLY,
+	  .off = CFG(tls_ca, char *), .def = "none", .value = "PATH | none",
+	  .help = "the CA certificates (PEM) client certificates are verified against; "
+		  "none: no mutual TLS",
+	  .flag = "tls-ca", .flag_arg = "FILE" },
 
 	/* LIMITS */
 	LIMIT("max_connections", GW_SF_AUTO, GW_CONNS_MIN, GW_CONNS_MAX, max_conns,
@@ -163,6 +176,14 @@ const struct gw_setting gw_settings[] = {
 	      "byte-range locks of all clients"),
 	LIMIT("max_locks_per_client", 0, 1, GW_STATE_LOCKS_MAX, max_locks_client,
 	      "16384", "N", "byte-range locks of one client"),
+	{ .name = "tls_handshake_timeout", .type = GW_ST_UINT, .flags = GW_SF_SET,
+	  .reload = GW_RELOAD_APPLY, .min = 1, .max = GW_TLS_HANDSHAKE_TIMEOUT_MAX,
+	  .off = CFG(tls_handshake_timeout, unsigned int), .def = "10", .value = "SECONDS",
+	  .help = "a connection whose TLS handshake takes longer is closed" },
+	{ .name = "tls_handshakes_max", .type = GW_ST_UINT, .flags = GW_SF_SET,
+	  .reload = GW_RELOAD_APPLY, .min = 1, .max = GW_TLS_HANDSHAKES_MAX,
+	  .off = CFG(tls_handshakes_max, unsigned int), .def = "64", .value = "N",
+	  .help = "TLS handshakes in progress at once; a connection past it is closed" },
 };
 /* clang-format on */
 const size_t gw_settings_n = sizeof(gw_settings) / sizeof(gw_settings[0]);

@@ -190,6 +190,9 @@ static inline unsigned int gw_status_slot(uint32_t st)
 	return GW_STATUS_SLOTS - 1;
 }
 
+/* TLS failure reasons counted (enum gw_tls_fail in xprt/tls/gw_tls.h) */
+#define GW_STATS_TLS_FAILS 10
+
 /* Counters an operator sees (the stats file and /metrics). */
 struct gw_stats {
 	atomic_ullong ops[NFS4_OP_LAST + 1];
@@ -242,6 +245,11 @@ struct gw_stats {
 	atomic_ullong rdma_conns_refused;
 	/* calls refused with NFS4ERR_PERM for an unreserved port on a secure export */
 	atomic_ullong insecure_port_refused;
+	/* RPC-with-TLS (xprt/tls/gw_tls.h): AUTH_TLS probes answered, handshakes
+	 * done, failures by reason (enum gw_tls_fail), bytes of TLS records in and
+	 * out; connections in TLS without and with a client certificate (gauges) */
+	atomic_ullong tls_probes, tls_handshakes, tls_failures[GW_STATS_TLS_FAILS];
+	atomic_ullong tls_bytes_in, tls_bytes_out, tls_conns_tls, tls_conns_mtls;
 };
 
 /*

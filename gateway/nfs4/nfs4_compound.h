@@ -61,6 +61,7 @@
 #include <sys/socket.h>
 
 #include "gw.h"
+#include "gw_xprtsec.h"
 #include "nfs4_caller.h"
 #include "rpc.h"
 #include "xdr.h"
@@ -94,6 +95,12 @@ struct gw_conn_info {
 	/* from a reserved source port (below 1024), or over RDMA: what exports(5)'s
 	 * secure asks of AUTH_SYS and AUTH_NONE callers (nfs4_check_port) */
 	bool resvport;
+	/* GW_XPRTSEC_NONE, _TLS or _MTLS (gw_xprtsec.h), what an export's xprtsec=
+	 * admits (nfs4_check_xprtsec); 0 counts as NONE */
+	uint8_t xprtsec;
+	/* GW_XPRTSEC_MTLS: the client certificate's identity (subject or SAN), for
+	 * logging; "" otherwise */
+	char tls_peer[128];
 };
 
 /* One COMPOUND being processed. */

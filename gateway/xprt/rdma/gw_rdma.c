@@ -268,6 +268,7 @@ static void gw_rdma_on_request(struct gw_rdma_loop *t, struct rdma_cm_id *id, co
 	id->context = c;
 	c->info.id = GW_RDMA_ID_BIT | ++t->next_id;
 	c->info.rdma = true;
+	c->info.xprtsec = GW_XPRTSEC_NONE; /* RFC 9289 covers TCP only */
 	c->info.resvport =
 		true; /* as nfsd's svc_rdma_recvfrom(): see port_ok() in nfs4_compound.c */
 	c->info.peer = ss;

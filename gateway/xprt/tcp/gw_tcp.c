@@ -45,7 +45,7 @@
  * sent in several fragments goes to the large pool whatever its size.
  *
  * Sending. Workers put finished requests on the pool's done list and
- * wake the loop through an eventfd (the same eventfd gw_tcp_wake()
+ * wake the loop through an eventfd (the same eventfd gw_tcp_notify()
  * writes). A connection has one sendmsg in flight at a time, over the
  * iovecs of as many whole queued replies as fit GW_TCP_SEND_IOV, so
  * replies never interleave; a short send is resumed where it stopped.
@@ -86,9 +86,9 @@
  * to the workers in that connection's flow (gw_worker.h), and workers
  * serve the connections with work in turn.
  *
- * Threads: everything runs on the loop thread except gw_tcp_wake() (the
+ * Threads: everything runs on the loop thread except gw_tcp_notify() (the
  * workers' notify callback too), which only writes to the eventfd; stop()
- * waits for a gw_tcp_wake() in progress before closing it.
+ * waits for a gw_tcp_notify() in progress before closing it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -215,6 +215,8 @@ static void gw_tcp_on_tick(struct gw_tcp *t)
 	nfs4_state_reap(t->srv);
 	gw_obj_sweep();
 	gw_tcp_limits_tick(t);
+	gw_tcp_tls_load(t);
+	gw_tcp_tls_retry(t);
 	if (t->accept_retry && !t->stopping) {
 		t->accept_retry = false;
 		if (!t->accept_armed)
@@ -240,6 +242,7 @@ static void gw_tcp_cqe(struct gw_tcp *t, const struct io_uring_cqe *cqe)
 		break;
 	case GW_TCP_UD_WAKE:
 		gw_tcp_take_replies(t);
+		gw_tcp_tls_take(t);
 		gw_tcp_arm_wake(t);
 		break;
 	case GW_TCP_UD_TICK:
@@ -254,6 +257,7 @@ static void gw_tcp_cqe(struct gw_tcp *t, const struct io_uring_cqe *cqe)
 static void gw_tcp_flush(struct gw_tcp *t)
 {
 	gw_tcp_take_replies(t);
+	gw_tcp_tls_take(t);
 	if (t->br_added) {
 		io_uring_buf_ring_advance(t->br, (int)t->br_added);
 		t->br_added = 0;
@@ -263,7 +267,7 @@ static void gw_tcp_flush(struct gw_tcp *t)
 }
 
 /* gw_workers_notify_fn, and wake() */
-static void gw_tcp_wake(void *x)
+void gw_tcp_notify(void *x)
 {
 	struct gw_tcp *t = x;
 	uint64_t one = 1;
@@ -415,7 +419,7 @@ static void gw_tcp_stop(void *x)
 		close(t->lfd);
 	efd = atomic_exchange(&t->wake_fd, -1);
 	while (atomic_load(&t->wakers))
-		sched_yield(); /* a gw_tcp_wake() is writing to it: one write(2) */
+		sched_yield(); /* a gw_tcp_notify() is writing to it: one write(2) */
 	if (efd >= 0)
 		close(efd);
 	htable_fini(&t->addrs); /* empty: an address goes with its last connection */
@@ -449,6 +453,7 @@ static int gw_tcp_run(void *x)
 	if (!t->spare_max)
 		t->spare_max = 1;
 	gw_tcp_limits_load(t);
+	gw_tcp_tls_load(t);
 	log_info("tcp: at most %u connections, %u per client address", t->max_conns,
 		 t->lim.max_conns_client);
 	ret = gw_tcp_setup_ring(t);
@@ -457,7 +462,7 @@ static int gw_tcp_run(void *x)
 	sn = gw_snap_get(s);
 	threads = sn->cfg->threads;
 	gw_snap_put(sn);
-	ret = gw_workers_start(&t->workers, s, threads, gw_tcp_wake, t);
+	ret = gw_workers_start(&t->workers, s, threads, gw_tcp_notify, t);
 	if (ret)
 		goto out_teardown;
 
@@ -489,6 +494,7 @@ static int gw_tcp_run(void *x)
 	gw_workers_stop(t->workers);
 	t->workers = NULL;
 out_teardown:
+	gw_tcp_tls_fini(t);
 	gw_tcp_teardown(t);
 	return ret;
 }
@@ -531,6 +537,7 @@ static void gw_tcp_write_limits(const struct gw_srv *s, FILE *f, const char *pre
 static void gw_tcp_stats(const struct gw_srv *s, FILE *f)
 {
 	gw_tcp_write_limits(s, f, "", "");
+	gw_tcp_tls_stats(s, f);
 }
 
 static void gw_tcp_limit_hits(const struct gw_srv *s, FILE *f)
@@ -549,9 +556,10 @@ const struct gw_xprt gw_xprt_tcp = {
 	.start = gw_tcp_start,
 	.listening = gw_tcp_listening,
 	.run = gw_tcp_run,
-	.wake = gw_tcp_wake,
+	.wake = gw_tcp_notify,
 	.stop = gw_tcp_stop,
 	.stats = gw_tcp_stats,
+	.metrics = gw_tcp_tls_metrics,
 	.limit_hits = gw_tcp_limit_hits,
 	.bytes = gw_tcp_bytes,
 };

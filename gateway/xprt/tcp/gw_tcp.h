@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "gw_limits.h"
+#include "gw_tls.h"
 #include "htable.h"
 #include "list.h"
 #include "gw_worker.h"
@@ -67,6 +68,14 @@ struct gw_addr {
 
 struct gw_tcp_req;
 
+/* Where a connection is on its way to RPC-with-TLS (gw_tcp_tls.c). */
+enum gw_conn_tls {
+	GW_CONN_PLAIN,	   /* RPC records in the clear */
+	GW_CONN_STARTTLS,  /* the probe's reply going out; nothing received is a record */
+	GW_CONN_HANDSHAKE, /* the handshake thread has it */
+	GW_CONN_TLS,	   /* RPC records inside TLS */
+};
+
 struct gw_conn {
 	struct gw_conn_info info; /* constant; workers read it */
 	struct gw_tcp *tcp;	  /* the loop it belongs to */
@@ -103,6 +112,21 @@ struct gw_conn {
 	size_t sq_bytes; /* bytes of the queued replies */
 	struct msghdr msg;
 	struct iovec *iov; /* GW_TCP_SEND_IOV, allocated on first send */
+
+	/* RPC-with-TLS (gw_tcp_tls.c) */
+	enum gw_conn_tls tls;
+	SSL *ssl;	     /* GW_CONN_TLS: its rbio a memory BIO, its wbio writes to tx */
+	uint8_t probe[GW_TLS_PROBE_REPLY_LEN];
+	uint8_t probe_sent;
+	uint8_t *pre; /* received after the probe, for the handshake */
+	size_t pre_len;
+	/* ciphertext to send: a large chunk charged to own_large, or a small malloc'd
+	 * buffer for what the SSL writes by itself (a KeyUpdate) */
+	uint8_t *tx;
+	size_t tx_cap, tx_len, tx_off;
+	bool tx_chunk;
+	bool tx_wait; /* no chunk for ciphertext: retried on the tick */
+	struct gw_tls_ku ku;
 
 	struct gw_flow flow; /* its requests waiting for a worker */
 	/* all: by last activity, least recent first; pwait: waiting for pool chunks */
@@ -149,10 +173,20 @@ struct gw_tcp {
 	unsigned int nclosing;	/* connections closing, not yet freed */
 	time_t limit_logged;
 	struct htable addrs; /* struct gw_addr by key */
+
+	/* RPC-with-TLS (gw_tcp_tls.c) */
+	SSL_CTX *tls_ctx;	    /* NULL: TLS not served */
+	struct gw_snap *tls_snap;   /* the configuration tls_ctx was made from */
+	struct gw_tls_hs *hs;	    /* the handshake thread, started with the first handshake */
+	unsigned int hs_active;	    /* connections in handshake */
+	unsigned int hs_max, hs_timeout;
+	BIO_METHOD *tx_meth;	    /* the wbio of connections in TLS */
 };
 
 /* gw_tcp.c */
 struct io_uring_sqe *gw_tcp_sqe(struct gw_tcp *t);
+/* From any thread: wake the loop (it takes replies and handshakes back). */
+void gw_tcp_notify(void *x);
 
 /* gw_tcp_limits.c */
 /* Read the limits of the configuration in use (at start and every tick). */
@@ -185,7 +219,45 @@ static inline time_t gw_tcp_now(void)
 	return ts.tv_sec;
 }
 
+/* gw_tcp_tls.c */
+/* At start and on every tick: (re)make the TLS context when the configuration changed. */
+void gw_tcp_tls_load(struct gw_tcp *t);
+/* At stop: the handshake thread and the context go. */
+void gw_tcp_tls_fini(struct gw_tcp *t);
+/* A whole record on a plain connection: true when it was the AUTH_TLS probe, handled. */
+bool gw_tcp_tls_probe(struct gw_conn *c);
+/* Bytes received on a connection past GW_CONN_PLAIN. */
+void gw_tcp_tls_input(struct gw_conn *c, const uint8_t *d, size_t len);
+/* Send on a connection past GW_CONN_PLAIN (one sendmsg at a time); @n bytes of it went. */
+void gw_tcp_tls_send(struct gw_conn *c);
+void gw_tcp_tls_sent(struct gw_conn *c, size_t n);
+/* Settling a GW_CONN_STARTTLS connection: hand it to the handshake thread once it can go. */
+void gw_tcp_tls_settle(struct gw_conn *c);
+/* Handshakes back from the thread. */
+void gw_tcp_tls_take(struct gw_tcp *t);
+/* @c is freed: its SSL and buffers go. */
+void gw_tcp_tls_free(struct gw_conn *c);
+/* Its lines of the stats file and its families of /metrics. */
+void gw_tcp_tls_stats(const struct gw_srv *s, FILE *f);
+void gw_tcp_tls_metrics(const struct gw_srv *s, FILE *f);
+/* Kick the connections waiting for a chunk to encrypt into (on the tick). */
+void gw_tcp_tls_retry(struct gw_tcp *t);
+/* Ciphertext not yet sent. */
+static inline bool gw_tcp_tls_tx_pending(const struct gw_conn *c)
+{
+	return c->tx_off < c->tx_len;
+}
+
 /* gw_tcp_conn.c */
+void gw_conn_sqe(struct gw_conn *c, struct io_uring_sqe *sqe, unsigned int op);
+/* Plaintext of the stream: records, or set aside while stalled. */
+void gw_conn_input_plain(struct gw_conn *c, const uint8_t *d, size_t len);
+/* The head of the send queue leaves it: its reply encrypted or sent. */
+void gw_conn_sq_pop(struct gw_conn *c);
+void gw_conn_drop_record(struct gw_conn *c);
+void gw_conn_cancel_recv(struct gw_conn *c);
+/* Release the queued replies, unless a send still points into them. */
+void gw_conn_flush_sendq(struct gw_conn *c);
 void gw_conn_new(struct gw_tcp *t, int fd);
 void gw_conn_kick(struct gw_conn *c);
 void gw_conn_close(struct gw_conn *c, bool dropped, const char *why);

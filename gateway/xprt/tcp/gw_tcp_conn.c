@@ -22,7 +22,7 @@ _Static_assert(offsetof(struct gw_tcp_req, w) == 0, "gw_workers_done() gives bac
 
 /* ---------------------------------------------------------------- connections */
 
-static void gw_conn_sqe(struct gw_conn *c, struct io_uring_sqe *sqe, unsigned int op)
+void gw_conn_sqe(struct gw_conn *c, struct io_uring_sqe *sqe, unsigned int op)
 {
 	io_uring_sqe_set_data64(sqe, (uintptr_t)c | op);
 	c->ops++;
@@ -71,7 +71,7 @@ static void gw_conn_uncount_record(struct gw_conn *c)
 	t->freed = true; /* a connection waiting for it may go on */
 }
 
-static void gw_conn_drop_record(struct gw_conn *c)
+void gw_conn_drop_record(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->tcp;
 	gw_conn_uncount_record(c);
@@ -89,8 +89,7 @@ static void gw_conn_free_spill(struct gw_conn *c)
 	c->spill_off = c->spill_len = c->spill_cap = 0;
 }
 
-/* Release the queued replies, unless a send still points into them. */
-static void gw_conn_flush_sendq(struct gw_conn *c)
+void gw_conn_flush_sendq(struct gw_conn *c)
 {
 	struct gw_tcp_req *r;
 
@@ -138,6 +137,8 @@ void gw_conn_close(struct gw_conn *c, bool dropped, const char *why)
 static void gw_conn_free(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->tcp;
+
+	gw_tcp_tls_free(c);
 	if (chunk_owner_busy(&c->own_large) || chunk_owner_busy(&c->own_small))
 		log_err("tcp: connection %llu freed with chunks charged to it",
 			(unsigned long long)c->info.id);
@@ -174,6 +175,7 @@ void gw_conn_new(struct gw_tcp *t, int fd)
 	if (getpeername(fd, (struct sockaddr *)&c->info.peer, &c->info.peer_len))
 		c->info.peer_len = 0; /* the peer is already gone: the recv will say so */
 	c->info.resvport = net_port_reserved(&c->info.peer);
+	c->info.xprtsec = GW_XPRTSEC_NONE;
 	c->info.id = ++t->next_id;
 	sn = gw_snap_get(t->srv);
 	c->rec_max = sn->cfg->max_record;
@@ -200,7 +202,7 @@ void gw_conn_new(struct gw_tcp *t, int fd)
 
 /* ---------------------------------------------------------------- receiving */
 
-static void gw_conn_cancel_recv(struct gw_conn *c)
+void gw_conn_cancel_recv(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->tcp;
 	struct io_uring_sqe *sqe;
@@ -359,6 +361,8 @@ static size_t gw_conn_feed(struct gw_conn *c, const uint8_t *d, size_t len)
 		}
 		if (!rpc_rec_ready(&c->rec))
 			break;
+		if (gw_tcp_tls_probe(c))
+			break; /* what follows is the handshake's */
 		if (gw_conn_rec_done(c))
 			goto drop;
 	}
@@ -401,17 +405,30 @@ static void gw_conn_spill(struct gw_conn *c, const uint8_t *d, size_t n)
 	c->spill_len += n;
 }
 
+void gw_conn_input_plain(struct gw_conn *c, const uint8_t *d, size_t len)
+{
+	size_t n = 0;
+
+	if (c->stall == GW_STALL_NONE && c->spill_off == c->spill_len)
+		n = gw_conn_feed(c, d, len);
+	if (n < len && !c->closing) {
+		if (c->tls == GW_CONN_STARTTLS)
+			gw_tcp_tls_input(c, d + n, len - n); /* past the probe */
+		else
+			gw_conn_spill(c, d + n, len - n);
+	}
+}
+
 static void gw_conn_input(struct gw_conn *c, const uint8_t *d, size_t len)
 {
 	struct gw_tcp *t = c->tcp;
-	size_t n = 0;
 
 	if (c->closing || t->stopping)
 		return; /* nothing new is started once stopping */
-	if (c->stall == GW_STALL_NONE && c->spill_off == c->spill_len)
-		n = gw_conn_feed(c, d, len);
-	if (n < len && !c->closing)
-		gw_conn_spill(c, d + n, len - n);
+	if (c->tls != GW_CONN_PLAIN)
+		gw_tcp_tls_input(c, d, len);
+	else
+		gw_conn_input_plain(c, d, len);
 }
 
 /* Try again what stalled @c: first the bytes set aside. */
@@ -428,6 +445,11 @@ static void gw_conn_resume(struct gw_conn *c)
 	if (c->closing)
 		return;
 	c->spill_off += n;
+	if (c->tls == GW_CONN_STARTTLS && c->spill_off < c->spill_len) {
+		/* the probe came from the spill: the rest is the handshake's */
+		gw_tcp_tls_input(c, c->spill + c->spill_off, c->spill_len - c->spill_off);
+		c->spill_off = c->spill_len;
+	}
 	if (c->spill_off == c->spill_len)
 		gw_conn_free_spill(c);
 }
@@ -494,6 +516,10 @@ static void gw_conn_send(struct gw_conn *c)
 	unsigned int nseg, n = 0, i = 0;
 	size_t skip = c->sent;
 
+	if (c->tls != GW_CONN_PLAIN) {
+		gw_tcp_tls_send(c);
+		return;
+	}
 	if (c->send_busy || c->closing || !r)
 		return;
 	if (!c->iov) {
@@ -552,23 +578,35 @@ static void gw_conn_on_send(struct gw_conn *c, int res)
 		gw_tcp_touch(c);
 		c->send_since = c->active;
 	}
-	for (n = (size_t)res; n && (r = c->sq_head);) {
+	n = (size_t)res;
+	if (c->tls != GW_CONN_PLAIN) {
+		gw_tcp_tls_sent(c, n); /* the probe's reply or ciphertext, not the replies */
+		n = 0;
+	}
+	for (; n && (r = c->sq_head);) {
 		left = xdr_out_len(&r->w.req.reply) - c->sent;
 		if (n < left) {
 			c->sent += n;
 			break;
 		}
 		n -= left;
-		c->sent = 0;
-		c->sq_bytes -= xdr_out_len(&r->w.req.reply);
-		c->sq_head = r->snext;
-		if (!c->sq_head)
-			c->sq_tail = NULL;
-		gw_tcp_req_finish(r);
+		gw_conn_sq_pop(c);
 	}
 	if (c->closing)
 		gw_conn_flush_sendq(c);
 	gw_conn_kick(c);
+}
+
+void gw_conn_sq_pop(struct gw_conn *c)
+{
+	struct gw_tcp_req *r = c->sq_head;
+
+	c->sent = 0;
+	c->sq_bytes -= xdr_out_len(&r->w.req.reply);
+	c->sq_head = r->snext;
+	if (!c->sq_head)
+		c->sq_tail = NULL;
+	gw_tcp_req_finish(r);
 }
 
 void gw_tcp_take_replies(struct gw_tcp *t)
@@ -622,11 +660,15 @@ static void gw_conn_settle(struct gw_conn *c)
 	}
 	if (t->stopping) {
 		gw_conn_cancel_recv(c);
+	} else if (c->tls == GW_CONN_STARTTLS || c->tls == GW_CONN_HANDSHAKE) {
+		/* not read by the loop until the handshake is done */
 	} else if (!c->recv_armed && !c->cancel_pending && !c->nobuf && !c->rd_eof &&
 		   c->stall == GW_STALL_NONE && !spilled) {
 		gw_conn_arm_recv(c);
 	}
 	gw_conn_send(c);
+	if (c->tls == GW_CONN_STARTTLS && !c->closing)
+		gw_tcp_tls_settle(c);
 }
 
 void gw_conn_resume_pool_waiters(struct gw_tcp *t, bool all)

@@ -121,7 +121,7 @@ void gw_tcp_limits_load(struct gw_tcp *t)
 static bool gw_conn_idle(const struct gw_conn *c)
 {
 	return !c->closing && !c->nreq && !c->sq_head && !c->rec.buf && !c->mark_got &&
-	       c->spill_off == c->spill_len;
+	       c->spill_off == c->spill_len && !gw_tcp_tls_tx_pending(c);
 }
 
 static unsigned int gw_addr_open(const struct gw_addr *a)
@@ -331,7 +331,7 @@ void gw_tcp_limits_tick(struct gw_tcp *t)
 			gw_limit_hit(&t->srv->stats.conns_record_timeout, "conns_record_timeout",
 				     c->info.id);
 			gw_conn_close(c, true, "record_timeout: a record did not finish arriving");
-		} else if (lim->send_timeout && c->sq_head &&
+		} else if (lim->send_timeout && (c->sq_head || gw_tcp_tls_tx_pending(c)) &&
 			   now - c->send_since >= (time_t)lim->send_timeout) {
 			gw_limit_hit(&t->srv->stats.conns_send_timeout, "conns_send_timeout",
 				     c->info.id);

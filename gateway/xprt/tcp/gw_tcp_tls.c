@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * RPC-with-TLS (RFC 9289) on lacunad's TCP connections: the AUTH_TLS
+ * probe, the hand-off to the handshake thread and back, and RPC records
+ * inside TLS. docs/tls.md is the user's view; xprt/tls/gw_tls.h has the
+ * context and the handshake thread.
+ *
+ * Operation
+ * ---------
+ * Probe. With a certificate configured, a whole record on a plain
+ * connection that is a NULL call with an AUTH_TLS credential is answered
+ * here, not by the workers: MSG_ACCEPTED SUCCESS with an AUTH_NONE
+ * verifier holding "STARTTLS". The connection (GW_CONN_STARTTLS) stops
+ * reading records: its recv is cancelled, and every byte that arrived
+ * after the probe (in the same buffer, in the spill, or in a completion
+ * racing the cancel) is kept in c->pre, the start of the ClientHello. A
+ * probe with calls of the connection still in flight is refused (their
+ * replies could not be sent in the clear once TLS starts): the
+ * connection is closed. Without a certificate, or on a connection
+ * already in TLS, a probe goes to RPC like any call, which answers
+ * AUTH_ERROR AUTH_BADCRED (common/rpc.h).
+ *
+ * Handshake. Once the reply is sent and no operation of the loop reads
+ * or writes the socket, the connection goes to the handshake thread
+ * (GW_CONN_HANDSHAKE; one pseudo-operation in c->ops keeps it alive),
+ * unless tls_handshakes_max are already running: then it is closed and
+ * counted. The thread gives it back done or failed; a failed one is
+ * closed and counted by reason.
+ *
+ * Records. In GW_CONN_TLS, what io_uring receives is written into the
+ * SSL's memory rbio and everything SSL_read gives is fed to the record
+ * reassembler as plaintext, exactly as a plain connection's bytes
+ * (stalls set the plaintext aside in the spill). Replies are encrypted
+ * into c->tx, a large chunk charged to the connection's own_large, a
+ * record of at most 16 KiB of plaintext at a time and only while the
+ * chunk has room for the whole record, so the SSL never has to be told
+ * to retry; a reply whose bytes are all encrypted leaves the queue (its
+ * chunks go back) and the ciphertext goes out with the same one
+ * sendmsg at a time as plain replies. The chunk goes back to the pool
+ * when nothing is left to encrypt or send. What the SSL writes by itself
+ * (the answer to a KeyUpdate, an alert) goes into the chunk if there is
+ * one, else into a small buffer of its own. A close_notify is the end of
+ * the stream; a record that does not decrypt, a fatal alert, or more
+ * than GW_TLS_KEYUPDATE_MAX KeyUpdates in a minute closes the
+ * connection, counted.
+ *
+ * Reload. On every tick the loop compares the configuration snapshot
+ * with the one its context was made from; a new one makes a new context
+ * (the files are read again), which replaces the old for handshakes
+ * that start afterwards. Established connections keep their SSL, which
+ * holds its own reference on the context it was made from. A new
+ * certificate that does not load is logged and the old context stays.
+ *
+ * Threads: everything here runs on the loop thread.
+ */
+#include <errno.h>
+#include <openssl/err.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "gw_tcp.h"
+#include "log.h"
+#include "trace.h"
+
+#define GW_TCP_TX_CTRL 4096 /* what the SSL writes by itself between two replies */
+
+_Static_assert(sizeof(((struct gw_tls_hs_job *)0)->peer) == sizeof(((struct gw_conn_info *)0)->tls_peer),
+	       "the identity fits the connection's");
+
+static void gw_tcp_tls_fail(struct gw_conn *c, enum gw_tls_fail why)
+{
+	struct gw_tcp *t = c->tcp;
+	char a[64];
+
+	gw_stat_add(&t->srv->stats.tls_failures[why], 1);
+	LTRACE(lacunad, tls__fail, c->info.id, (int)why, gw_tls_fail_names[why]);
+	log_info("tls: connection %llu from %s: %s: closed", (unsigned long long)c->info.id,
+		 net_addr_str(&c->info.peer, a, sizeof(a)), gw_tls_fail_names[why]);
+	gw_conn_close(c, true, gw_tls_fail_names[why]);
+}
+
+/* ---------------------------------------------------------------- the context */
+
+static int gw_tcp_tx_write(BIO *b, const char *d, int n)
+{
+	struct gw_conn *c = BIO_get_data(b);
+
+	BIO_clear_retry_flags(b);
+	if (n <= 0)
+		return 0;
+	if (!c->tx) {
+		c->tx = malloc(GW_TCP_TX_CTRL);
+		if (!c->tx)
+			return -1;
+		c->tx_cap = GW_TCP_TX_CTRL;
+		c->tx_chunk = false;
+	}
+	if (c->tx_len + (size_t)n > c->tx_cap)
+		return -1; /* never for replies (room is checked first): the SSL fails */
+	memcpy(c->tx + c->tx_len, d, (size_t)n);
+	c->tx_len += (size_t)n;
+	return n;
+}
+
+static long gw_tcp_tx_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	(void)b;
+	(void)num;
+	(void)ptr;
+	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static int gw_tcp_tx_create(BIO *b)
+{
+	BIO_set_init(b, 1);
+	return 1;
+}
+
+void gw_tcp_tls_load(struct gw_tcp *t)
+{
+	struct gw_snap *sn = gw_snap_get(t->srv);
+	bool first = !t->tls_snap;
+	SSL_CTX *ctx;
+
+	if (sn == t->tls_snap) {
+		gw_snap_put(sn);
+		return;
+	}
+	t->hs_max = sn->cfg->tls_handshakes_max ? sn->cfg->tls_handshakes_max : 64;
+	t->hs_timeout = sn->cfg->tls_handshake_timeout ? sn->cfg->tls_handshake_timeout : 10;
+	if (!gw_tls_ctx_new(sn->cfg, &ctx)) {
+		if (ctx && !t->tx_meth) {
+			t->tx_meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
+						  "lacunad tls tx");
+			if (!t->tx_meth || !BIO_meth_set_write(t->tx_meth, gw_tcp_tx_write) ||
+			    !BIO_meth_set_ctrl(t->tx_meth, gw_tcp_tx_ctrl) ||
+			    !BIO_meth_set_create(t->tx_meth, gw_tcp_tx_create)) {
+				log_err("tls: BIO_meth_new: out of memory: TLS not served");
+				SSL_CTX_free(ctx);
+				ctx = NULL;
+			}
+		}
+		if (ctx && first) {
+			log_info("tls: RPC-with-TLS served (certificate %s%s%s)", sn->cfg->tls_cert,
+				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? ", client certificates from " : "",
+				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? sn->cfg->tls_ca : "");
+			gw_tls_ktls_probe();
+		} else if (ctx) {
+			log_info("tls: certificate reloaded from %s", sn->cfg->tls_cert);
+		} else if (t->tls_ctx) {
+			log_info("tls: no certificate configured any more: TLS not served");
+		}
+		SSL_CTX_free(t->tls_ctx);
+		t->tls_ctx = ctx;
+	} else if (t->tls_ctx) {
+		log_err("tls: the new certificate could not be used: the previous one stays");
+	}
+	if (t->tls_snap)
+		gw_snap_put(t->tls_snap);
+	t->tls_snap = sn; /* held: a later snapshot cannot take its address */
+}
+
+void gw_tcp_tls_fini(struct gw_tcp *t)
+{
+	gw_tls_hs_stop(t->hs);
+	t->hs = NULL;
+	SSL_CTX_free(t->tls_ctx);
+	t->tls_ctx = NULL;
+	if (t->tls_snap)
+		gw_snap_put(t->tls_snap);
+	t->tls_snap = NULL;
+	BIO_meth_free(t->tx_meth);
+	t->tx_meth = NULL;
+}
+
+/* ---------------------------------------------------------------- probe and handshake */
+
+bool gw_tcp_tls_probe(struct gw_conn *c)
+{
+	struct gw_tcp *t = c->tcp;
+	uint32_t xid;
+
+	if (!t->tls_ctx || c->tls != GW_CONN_PLAIN ||
+	    !gw_tls_is_probe(c->rec.buf, c->rec.len, &xid))
+		return false;
+	if (c->nreq) {
+		gw_tcp_tls_fail(c, GW_TLS_FAIL_PROBE);
+		return true;
+	}
+	gw_conn_drop_record(c);
+	gw_tls_probe_reply(xid, c->probe);
+	c->probe_sent = 0;
+	c->tls = GW_CONN_STARTTLS;
+	gw_stat_add(&t->srv->stats.tls_probes, 1);
+	LTRACE(lacunad, tls__probe, c->info.id, xid);
+	gw_conn_cancel_recv(c);
+	gw_conn_kick(c);
+	return true;
+}
+
+static void gw_tcp_tls_pre(struct gw_conn *c, const uint8_t *d, size_t len)
+{
+	uint8_t *p;
+
+	if (!len)
+		return;
+	if (c->pre_len + len > GW_TLS_PRE_MAX) {
+		gw_tcp_tls_fail(c, GW_TLS_FAIL_NOT_TLS);
+		return;
+	}
+	p = realloc(c->pre, c->pre_len + len);
+	if (!p) {
+		log_err("tls: realloc: %s", strerror(ENOMEM));
+		gw_conn_close(c, true, "out of memory");
+		return;
+	}
+	memcpy(p + c->pre_len, d, len);
+	c->pre = p;
+	c->pre_len += len;
+}
+
+static void gw_tcp_hs_notify(void *arg)
+{
+	gw_tcp_notify(arg);
+}
+
+void gw_tcp_tls_settle(struct gw_conn *c)
+{
+	struct gw_tcp *t = c->tcp;
+	struct gw_tls_hs_job *j;
+
+	if (c->probe_sent < GW_TLS_PROBE_REPLY_LEN || c->recv_armed || c->cancel_pending ||
+	    c->send_busy || t->stopping)
+		return;
+	if (!t->tls_ctx) { /* a reload took the certificate away meanwhile */
+		gw_conn_close(c, false, "TLS no longer configured");
+		return;
+	}
+	if (t->hs_active >= t->hs_max) {
+		gw_tcp_tls_fail(c, GW_TLS_FAIL_BUSY);
+		return;
+	}
+	if (!t->hs && gw_tls_hs_start(&t->hs, gw_tcp_hs_notify, t)) {
+		gw_conn_close(c, false, "no handshake thread");
+		return;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		log_err("tls: calloc: %s", strerror(ENOMEM));
+		gw_conn_close(c, false, "out of memory");
+		return;
+	}
+	j->owner = c;
+	j->fd = c->fd;
+	SSL_CTX_up_ref(t->tls_ctx);
+	j->ctx = t->tls_ctx;
+	j->pre = c->pre;
+	j->pre_len = c->pre_len;
+	c->pre = NULL;
+	c->pre_len = 0;
+	j->timeout = t->hs_timeout;
+	c->tls = GW_CONN_HANDSHAKE;
+	c->ops++; /* the handshake: the connection stays until it is back */
+	t->hs_active++;
+	gw_tls_hs_submit(t->hs, j);
+}
+
+static void gw_tcp_tls_established(struct gw_conn *c, struct gw_tls_hs_job *j)
+{
+	struct gw_tcp *t = c->tcp;
+	BIO *wb = BIO_new(t->tx_meth);
+	char a[64];
+
+	if (!wb) {
+		SSL_free(j->ssl);
+		gw_conn_close(c, false, "out of memory");
+		return;
+	}
+	BIO_set_data(wb, c);
+	c->ssl = j->ssl;
+	SSL_set0_wbio(c->ssl, wb);
+	c->ku.since = gw_tcp_now();
+	SSL_set_app_data(c->ssl, &c->ku);
+	c->tls = GW_CONN_TLS;
+	/* no request of the connection is out: workers see it with the next one */
+	c->info.xprtsec = j->mtls ? GW_XPRTSEC_MTLS : GW_XPRTSEC_TLS;
+	if (j->mtls)
+		memcpy(c->info.tls_peer, j->peer, sizeof(c->info.tls_peer));
+	gw_stat_add(&t->srv->stats.tls_handshakes, 1);
+	gw_stat_add(j->mtls ? &t->srv->stats.tls_conns_mtls : &t->srv->stats.tls_conns_tls, 1);
+	LTRACE(lacunad, tls__done, c->info.id, j->mtls ? 1 : 0, SSL_get_cipher_name(c->ssl));
+	log_info("tls: connection %llu from %s: %s %s%s%s", (unsigned long long)c->info.id,
+		 net_addr_str(&c->info.peer, a, sizeof(a)), SSL_get_version(c->ssl),
+		 SSL_get_cipher_name(c->ssl), j->mtls ? ", client " : "",
+		 j->mtls ? j->peer : "");
+	gw_tcp_tls_input(c, NULL, 0); /* records that came with the client's Finished */
+}
+
+void gw_tcp_tls_take(struct gw_tcp *t)
+{
+	struct gw_tls_hs_job *j, *next;
+	struct gw_conn *c;
+
+	if (!t->hs)
+		return;
+	for (j = gw_tls_hs_done(t->hs); j; j = next) {
+		next = j->next;
+		c = j->owner;
+		c->ops--;
+		t->hs_active--;
+		if (j->fail >= 0) {
+			if (!c->closing)
+				gw_tcp_tls_fail(c, (enum gw_tls_fail)j->fail);
+		} else if (c->closing) {
+			SSL_free(j->ssl);
+		} else {
+			gw_tcp_tls_established(c, j);
+		}
+		free(j);
+		gw_conn_kick(c);
+	}
+}
+
+/* ---------------------------------------------------------------- records */
+
+void gw_tcp_tls_input(struct gw_conn *c, const uint8_t *d, size_t len)
+{
+	struct gw_tcp *t = c->tcp;
+	uint8_t buf[GW_TLS_REC_PLAIN];
+	size_t n;
+	int err;
+
+	if (c->tls != GW_CONN_TLS) {
+		gw_tcp_tls_pre(c, d, len);
+		return;
+	}
+	if (len) {
+		gw_stat_add(&t->srv->stats.tls_bytes_in, len);
+		if (BIO_write(SSL_get_rbio(c->ssl), d, (int)len) != (int)len) {
+			log_err("tls: BIO_write: out of memory");
+			gw_conn_close(c, true, "out of memory");
+			return;
+		}
+	}
+	for (;;) {
+		ERR_clear_error();
+		if (SSL_read_ex(c->ssl, buf, sizeof(buf), &n)) {
+			gw_conn_input_plain(c, buf, n);
+			if (c->closing)
+				return;
+			continue;
+		}
+		err = SSL_get_error(c->ssl, 0);
+		if (err == SSL_ERROR_WANT_READ)
+			break;
+		if (err == SSL_ERROR_ZERO_RETURN) {
+			c->rd_eof = true; /* close_notify: the end of the stream */
+			break;
+		}
+		gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
+		return;
+	}
+	if (c->ku.storm) {
+		gw_tcp_tls_fail(c, GW_TLS_FAIL_KEYUPDATE);
+		return;
+	}
+	if (gw_tcp_tls_tx_pending(c))
+		gw_conn_kick(c); /* what the SSL wrote by itself */
+}
+
+/* Encrypt queued replies into c->tx while it has room for a whole record. */
+static void gw_tcp_tls_encrypt(struct gw_conn *c)
+{
+	struct gw_tcp *t = c->tcp;
+	const struct iovec *seg;
+	unsigned int nseg, i;
+	size_t skip, n, w;
+	void *chunk;
+
+	if (!c->sq_head) {
+		if (c->tx_chunk) { /* nothing more to encrypt: the chunk goes back */
+			chunk_put(t->large, c->tx);
+			t->freed = true;
+			c->tx = NULL;
+			c->tx_cap = 0;
+			c->tx_chunk = false;
+		}
+		return;
+	}
+	if (!c->tx_chunk) {
+		if (chunk_get(t->large, &c->own_large, &chunk)) {
+			c->tx_wait = true; /* the tick tries again */
+			return;
+		}
+		free(c->tx);
+		c->tx = chunk;
+		c->tx_cap = t->large_size;
+		c->tx_chunk = true;
+	}
+	while (c->sq_head) {
+		seg = xdr_out_iov(&c->sq_head->w.req.reply, &nseg);
+		skip = c->sent;
+		for (i = 0; i < nseg && skip >= seg[i].iov_len; i++)
+			skip -= seg[i].iov_len;
+		for (; i < nseg; i++, skip = 0) {
+			while (skip < seg[i].iov_len) {
+				if (c->tx_cap - c->tx_len < GW_TLS_REC_OVERHEAD + 1024)
+					return; /* full: the rest after this send */
+				n = seg[i].iov_len - skip;
+				if (n > GW_TLS_REC_PLAIN)
+					n = GW_TLS_REC_PLAIN;
+				if (n > c->tx_cap - c->tx_len - GW_TLS_REC_OVERHEAD)
+					n = c->tx_cap - c->tx_len - GW_TLS_REC_OVERHEAD;
+				ERR_clear_error();
+				if (!SSL_write_ex(c->ssl, (const uint8_t *)seg[i].iov_base + skip, n,
+						  &w) ||
+				    w != n) {
+					gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
+					return;
+				}
+				skip += n;
+				c->sent += n;
+			}
+		}
+		gw_conn_sq_pop(c);
+	}
+}
+
+void gw_tcp_tls_send(struct gw_conn *c)
+{
+	struct gw_tcp *t = c->tcp;
+	struct io_uring_sqe *sqe;
+
+	if (c->send_busy || c->closing)
+		return;
+	if (!c->iov) {
+		c->iov = malloc(GW_TCP_SEND_IOV * sizeof(*c->iov));
+		if (!c->iov) {
+			log_err("tcp: malloc: %s", strerror(ENOMEM));
+			gw_conn_close(c, false, "out of memory");
+			return;
+		}
+	}
+	if (c->tls == GW_CONN_STARTTLS) {
+		if (c->probe_sent >= GW_TLS_PROBE_REPLY_LEN)
+			return;
+		c->iov[0].iov_base = c->probe + c->probe_sent;
+		c->iov[0].iov_len = GW_TLS_PROBE_REPLY_LEN - c->probe_sent;
+	} else if (c->tls == GW_CONN_TLS) {
+		if (c->tx_off == c->tx_len) {
+			c->tx_off = c->tx_len = 0;
+			c->tx_wait = false;
+			gw_tcp_tls_encrypt(c);
+			if (c->closing || c->tx_off == c->tx_len)
+				return;
+		}
+		c->iov[0].iov_base = c->tx + c->tx_off;
+		c->iov[0].iov_len = c->tx_len - c->tx_off;
+	} else {
+		return;
+	}
+	memset(&c->msg, 0, sizeof(c->msg));
+	c->msg.msg_iov = c->iov;
+	c->msg.msg_iovlen = 1;
+	sqe = gw_tcp_sqe(t);
+	io_uring_prep_sendmsg(sqe, c->fd, &c->msg, MSG_NOSIGNAL);
+	gw_conn_sqe(c, sqe, GW_TCP_OP_SEND);
+	c->send_busy = true;
+}
+
+void gw_tcp_tls_sent(struct gw_conn *c, size_t n)
+{
+	struct gw_tcp *t = c->tcp;
+
+	if (c->tls == GW_CONN_STARTTLS) {
+		c->probe_sent += (uint8_t)n;
+	} else {
+		gw_stat_add(&t->srv->stats.tls_bytes_out, (long long)n);
+		c->tx_off += n;
+	}
+}
+
+void gw_tcp_tls_free(struct gw_conn *c)
+{
+	struct gw_tcp *t = c->tcp;
+
+	if (c->tls == GW_CONN_TLS)
+		gw_stat_add(c->info.xprtsec == GW_XPRTSEC_MTLS ? &t->srv->stats.tls_conns_mtls
+								: &t->srv->stats.tls_conns_tls,
+			    -1);
+	SSL_free(c->ssl); /* and its BIOs */
+	c->ssl = NULL;
+	if (c->tx_chunk) {
+		chunk_put(t->large, c->tx);
+		t->freed = true;
+	} else {
+		free(c->tx);
+	}
+	c->tx = NULL;
+	free(c->pre);
+	c->pre = NULL;
+}
+
+void gw_tcp_tls_retry(struct gw_tcp *t)
+{
+	struct list_head *l;
+	struct gw_conn *c;
+
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		c = container_of(l, struct gw_conn, all);
+		if (c->tx_wait) {
+			c->tx_wait = false;
+			gw_conn_kick(c);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- counters */
+
+void gw_tcp_tls_stats(const struct gw_srv *s, FILE *f)
+{
+	const struct gw_stats *st = &s->stats;
+	unsigned int i;
+
+	fprintf(f, "tls_probes %llu\ntls_handshakes %llu\n", st->tls_probes, st->tls_handshakes);
+	for (i = 0; i < GW_TLS_FAIL_N; i++)
+		fprintf(f, "tls_failures_%s %llu\n", gw_tls_fail_names[i], st->tls_failures[i]);
+	fprintf(f, "tls_bytes_in %llu\ntls_bytes_out %llu\ntls_conns %llu\nmtls_conns %llu\n",
+		st->tls_bytes_in, st->tls_bytes_out, st->tls_conns_tls, st->tls_conns_mtls);
+}
+
+void gw_tcp_tls_metrics(const struct gw_srv *s, FILE *f)
+{
+	const struct gw_stats *st = &s->stats;
+	unsigned int i;
+
+	mx_one(f, "lacunad_tls_probes_total", "counter",
+	       "AUTH_TLS probes answered with STARTTLS", st->tls_probes);
+	mx_one(f, "lacunad_tls_handshakes_total", "counter", "TLS handshakes completed",
+	       st->tls_handshakes);
+	mx_header(f, "lacunad_tls_failures_total", "counter",
+		  "TLS handshakes failed and TLS connections closed, by reason");
+	for (i = 0; i < GW_TLS_FAIL_N; i++)
+		fprintf(f, "lacunad_tls_failures_total{reason=\"%s\"} %llu\n", gw_tls_fail_names[i],
+			st->tls_failures[i]);
+	mx_two(f, "lacunad_tls_bytes_total", "counter", "Bytes of TLS records received and sent",
+	       "dir", "in", st->tls_bytes_in, "out", st->tls_bytes_out);
+	mx_two(f, "lacunad_tls_connections", "gauge",
+	       "Connections in TLS, without and with a verified client certificate", "xprtsec",
+	       "tls", st->tls_conns_tls, "mtls", st->tls_conns_mtls);
+}
