@@ -27,11 +27,13 @@
 
 #include "gw_settings.h"
 #include "gw_parse.h"
+#include "gw_xprtsec.h"
 
 enum cli_id {
 	O_CONFIG,
 	O_EXPORT,
 	O_EXPORT_OPTS,
+	O_XPRTSEC,
 	O_FOREGROUND,
 	O_SET,
 	O_LIST_SETTINGS,
@@ -61,6 +63,10 @@ static const struct cli_opt cli_opts[] = {
 	{ "export-options", 0, A_REQUIRED, O_EXPORT_OPTS, "    --export-options OPTS",
 	  "exports(5) options for --export, applied after the default 'rw' and 'secure' "
 	  "(e.g. ro, no_root_squash, insecure)" },
+	{ "xprtsec", 0, A_REQUIRED, O_XPRTSEC, "    --xprtsec LIST",
+	  "the transports the export of --export is served over: none, tls, mtls or a list "
+	  "such as none:tls (its exports(5) option xprtsec=; default none:tls:mtls with "
+	  "--tls-cert, else none)" },
 	{ "foreground", 'f', A_NONE, O_FOREGROUND, "-f, --foreground",
 	  "stay in the foreground and log to stderr" },
 	{ "set", 0, A_REQUIRED, O_SET, "    --set KEY=VALUE",
@@ -200,6 +206,15 @@ static int cli_apply(struct gw_cli *cli, const struct cli_opt *o, const char *va
 			return -EINVAL;
 		cli->export_opts = val;
 		break;
+	case O_XPRTSEC: {
+		char why[GW_XPRTSEC_WHY_MAX];
+		uint8_t set;
+
+		if (gw_xprtsec_parse(val, &set, why))
+			return cli_fail(cli, "--xprtsec: %s", why);
+		cli->xprtsec = val;
+		break;
+	}
 	case O_FOREGROUND:
 		cli->foreground = true;
 		break;
@@ -359,6 +374,9 @@ int gw_cli_parse(int argc, char *const argv[], struct gw_cli *cli)
 		return cli_fail(cli, "--config and --export are mutually exclusive");
 	if (cli->export_opts && !cli->export_dir)
 		return cli_fail(cli, "--export-options needs --export");
+	if (cli->xprtsec && !cli->export_dir)
+		return cli_fail(cli, "--xprtsec needs --export (with --config, give each export's "
+				     "xprtsec= option in the file)");
 	if (!cli->export_dir && !config_given)
 		cli->config = GW_CONFIG_DEFAULT;
 	return 0;
@@ -369,17 +387,24 @@ int gw_config_from_cli(const struct gw_cli *cli, struct gw_config **out, gw_err_
 {
 	struct gw_err e = { .fn = err_fn, .arg = arg, .file = "command line" };
 	struct gw_config *cfg;
-	char why[GW_WHY_MAX], *f = NULL;
+	char why[GW_WHY_MAX], *f = NULL, *opts = NULL;
 	size_t i;
 	int rc;
 
+	*out = NULL;
+	if (cli->xprtsec) {
+		/* --xprtsec LIST is the option xprtsec=LIST after --export-options */
+		if (asprintf(&opts, "%s%sxprtsec=%s", cli->export_opts ? cli->export_opts : "",
+			     cli->export_opts ? "," : "", cli->xprtsec) < 0)
+			return -ENOMEM;
+	}
 	if (cli->export_dir)
-		rc = gw_config_from_args(cli->export_dir, cli->export_opts,
+		rc = gw_config_from_args(cli->export_dir, opts ? opts : cli->export_opts,
 					 gw_cli_value(cli, "listen"), &cfg, err_fn, arg);
 	else
 		rc = gw_config_load(cli->config ? cli->config : GW_CONFIG_DEFAULT, &cfg, err_fn,
 				    arg);
-	*out = NULL;
+	free(opts);
 	if (rc)
 		return rc;
 	for (i = 0; i < gw_settings_n; i++) {
@@ -397,6 +422,12 @@ int gw_config_from_cli(const struct gw_cli *cli, struct gw_config **out, gw_err_
 		}
 	}
 	gw_settings_settle(cfg);
+	if (cli->config)
+		e.file = cli->config;
+	if (gw_config_check_tls(cfg, &e)) {
+		rc = -EINVAL;
+		goto out_free_cfg;
+	}
 	/* one-export mode: the state directory and statistics of its address */
 	rc = -ENOMEM;
 	if (cli->export_dir && !gw_cli_value(cli, "state_dir")) {

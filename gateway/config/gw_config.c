@@ -28,6 +28,7 @@
 
 #include "gw_settings.h"
 #include "gw_parse.h"
+#include "gw_xprtsec.h"
 
 static bool is_blank(char c)
 {
@@ -377,6 +378,71 @@ static int finish(struct gw_loader *ld)
 	if (!ld->export_lines)
 		gw_err_at(&ld->err, 0, "no exports: add a line such as '/srv/data 127.0.0.1(rw)'");
 	return gw_check_exports(cfg, &ld->err);
+}
+
+/* ---------------------------------------------------------------- RPC-with-TLS */
+
+/* A file the TLS engine will read: it must be a regular file lacunad can open. */
+static void check_tls_file(struct gw_err *e, const char *key, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (!path)
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		gw_err_at(e, 0, "%s %s: open: %s", key, path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st))
+		gw_err_at(e, 0, "%s %s: fstat: %s", key, path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		gw_err_at(e, 0, "%s %s: not a regular file", key, path);
+	close(fd);
+}
+
+int gw_config_check_tls(const struct gw_config *cfg, struct gw_err *e)
+{
+	char buf[GW_XPRTSEC_STR_MAX];
+	unsigned int before = e->count;
+	size_t i, j;
+
+	if (cfg->tls_cert && !cfg->tls_key)
+		gw_err_at(e, 0, "tls_cert is set but tls_key is not: give the certificate's "
+				"private key too (tls_key, --tls-key)");
+	if (cfg->tls_key && !cfg->tls_cert)
+		gw_err_at(e, 0, "tls_key is set but tls_cert is not: give the certificate too "
+				"(tls_cert, --tls-cert)");
+	if (cfg->tls_ca && !cfg->tls_cert)
+		gw_err_at(e, 0, "tls_ca is set but tls_cert is not: mutual TLS needs the "
+				"server's certificate and key too (tls_cert, tls_key)");
+	check_tls_file(e, "tls_cert", cfg->tls_cert);
+	check_tls_file(e, "tls_key", cfg->tls_key);
+	check_tls_file(e, "tls_ca", cfg->tls_ca);
+	for (i = 0; i < cfg->nexports; i++) {
+		const struct gw_export_conf *exp = &cfg->exports[i];
+		unsigned int said = 0; /* sets already reported for this export, one bit each */
+
+		for (j = 0; j < exp->nclients; j++) {
+			const struct gw_client *c = &exp->clients[j];
+			uint8_t set = c->opts.xprtsec;
+
+			if (said & (1u << set))
+				continue;
+			said |= 1u << set;
+			if ((set & (GW_XPRTSEC_TLS | GW_XPRTSEC_MTLS)) && !cfg->tls_cert)
+				gw_err_at(e, c->line, "%s %s: xprtsec=%s needs a certificate: set "
+						      "tls_cert and tls_key (--tls-cert, --tls-key)",
+					  exp->path, c->spec, gw_xprtsec_format(set, buf));
+			else if (set == GW_XPRTSEC_MTLS && !cfg->tls_ca)
+				gw_err_at(e, c->line, "%s %s: xprtsec=mtls admits no client without "
+						      "tls_ca, the CAs client certificates are "
+						      "verified against (--tls-ca)",
+					  exp->path, c->spec);
+		}
+	}
+	return e->count > before ? -EINVAL : 0;
 }
 
 /* ---------------------------------------------------------------- entry points */

@@ -85,6 +85,9 @@ struct gw_opts {
 	uint32_t anongid;
 	enum gw_sec sec[GW_SEC_MAX]; /* in the order given, for SECINFO */
 	unsigned int nsec;
+	/* xprtsec=: the GW_XPRTSEC_* transports admitted (gw_xprtsec.h); 0: not
+	 * given, the default of gw_client_xprtsec() */
+	uint8_t xprtsec;
 };
 
 /*
@@ -166,7 +169,9 @@ typedef void gw_err_fn(void *arg, const char *msg);
  * one reported), -ENOMEM, -EFBIG past GW_FILE_MAX, or the errno of opening
  * or reading the file (reported too). err_fn NULL writes the messages to
  * stderr. The exported directories are not looked at; see
- * gw_config_check_paths().
+ * gw_config_check_paths(). Neither are the TLS settings checked against
+ * each other and the exports, nor their files opened: the command line
+ * may still change them (gw_config_from_cli() checks the result).
  */
 int gw_config_load(const char *path, struct gw_config **out, gw_err_fn *err_fn, void *arg);
 
@@ -224,6 +229,12 @@ struct gw_cred {
  */
 void gw_client_squash(const struct gw_client *c, struct gw_cred *cred);
 
+/*
+ * The transports (GW_XPRTSEC_* bits) rule @c admits: its xprtsec= option,
+ * else every one (none:tls:mtls) when @cfg has a tls_cert, else none.
+ */
+uint8_t gw_client_xprtsec(const struct gw_config *cfg, const struct gw_client *c);
+
 /* ---------------------------------------------------------------- command line */
 
 #define GW_CLI_SETS_MAX 16 /* --set options on one command line */
@@ -233,6 +244,7 @@ struct gw_cli {
 	const char *config;	 /* --config, else GW_CONFIG_DEFAULT unless --export */
 	const char *export_dir;	 /* --export */
 	const char *export_opts; /* --export-options */
+	const char *xprtsec;	 /* --xprtsec: the export's xprtsec= */
 	/*
 	 * The settings given by their flags or --set, validated, by row of
 	 * the settings table; NULL: not given. See gw_cli_value().
@@ -265,7 +277,10 @@ const char *gw_cli_value(const struct gw_cli *cli, const char *key);
 /*
  * Build the configuration the command line asks for: the file of
  * --config, or the one export of --export, then the settings of the
- * command line (their flags and --set) on top.
+ * command line (their flags and --set) on top. Then the RPC-with-TLS
+ * settings are checked against each other and the exports' xprtsec=, and
+ * their files must be readable regular files (every problem reported:
+ * -EINVAL).
  * Calling it again on SIGHUP re-reads the file and keeps the overrides.
  * With --export there is no file, so a reload has nothing to re-read;
  * a relative DIR is resolved against the working directory, so build the

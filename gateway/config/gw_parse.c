@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "gw_parse.h"
+#include "gw_xprtsec.h"
 
 void gw_err_at(struct gw_err *e, unsigned int line, const char *fmt, ...)
 {
@@ -429,6 +430,13 @@ void gw_client_squash(const struct gw_client *c, struct gw_cred *cred)
 	}
 }
 
+uint8_t gw_client_xprtsec(const struct gw_config *cfg, const struct gw_client *c)
+{
+	if (c->opts.xprtsec)
+		return c->opts.xprtsec;
+	return cfg->tls_cert ? GW_XPRTSEC_ALL : GW_XPRTSEC_NONE;
+}
+
 /* ---------------------------------------------------------------- option lists */
 
 void gw_opts_default(struct gw_opts *o)
@@ -461,7 +469,18 @@ static const char *const linux_only[] = {
 	"uuid",
 };
 
-enum opt_group { OG_ACCESS, OG_ROOT, OG_ALL, OG_SECURE, OG_ANONUID, OG_ANONGID, OG_SEC, OG_FSID, OG_N };
+enum opt_group {
+	OG_ACCESS,
+	OG_ROOT,
+	OG_ALL,
+	OG_SECURE,
+	OG_ANONUID,
+	OG_ANONGID,
+	OG_SEC,
+	OG_FSID,
+	OG_XPRTSEC,
+	OG_N
+};
 
 /* Which option of each group a list gave, to catch contradictions. */
 struct opt_seen {
@@ -610,6 +629,26 @@ static int parse_one_opt(char *text, struct gw_opts *o, struct gw_fsid *fsid, st
 		if (seen_conflict(seen, OG_SEC, text, n, e, line, where))
 			return -EINVAL;
 		*o = tmp;
+		return 0;
+	}
+	if (nlen == 7 && !strncmp(text, "xprtsec", 7)) {
+		char xwhy[GW_XPRTSEC_WHY_MAX];
+		uint8_t set;
+
+		if (!v) {
+			gw_err_at(e, line,
+				  "%s: option 'xprtsec' needs a value (xprtsec=none, tls, mtls or a "
+				  "list such as none:tls)",
+				  where);
+			return -EINVAL;
+		}
+		if (gw_xprtsec_parse(v, &set, xwhy)) {
+			gw_err_at(e, line, "%s: xprtsec: %s", where, xwhy);
+			return -EINVAL;
+		}
+		if (seen_conflict(seen, OG_XPRTSEC, text, set, e, line, where))
+			return -EINVAL;
+		o->xprtsec = set;
 		return 0;
 	}
 	if (nlen == 4 && !strncmp(text, "fsid", 4)) {

@@ -73,6 +73,16 @@ int gw_check_exports(struct gw_config *cfg, struct gw_err *err);
 void gw_export_conf_free(struct gw_export_conf *exp);
 
 /*
+ * The RPC-with-TLS settings against each other and the exports: tls_cert
+ * and tls_key given together, tls_ca only with them, each file a regular
+ * file lacunad can open, and no client rule whose xprtsec= asks for TLS
+ * without a certificate, or for mtls alone without tls_ca. Every problem
+ * is reported; returns 0 or -EINVAL. Run on the whole configuration, the
+ * command line's settings applied (gw_config_from_cli).
+ */
+int gw_config_check_tls(const struct gw_config *cfg, struct gw_err *e);
+
+/*
  * Decimal only, no sign, no blanks. -EINVAL: not a number (or junk after
  * it); -ERANGE: negative, beyond 64 bits, or outside min..max.
  */

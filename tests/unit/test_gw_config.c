@@ -6,8 +6,10 @@
  * as v4-mapped IPv6, first match in line order), error messages with the
  * right FILE:LINE (also within and after continued lines), several errors
  * reported from one file, duplicates, bad numbers, quoting, long lines,
- * empty files, reloading, the one-export mode, squashing and the command
- * line.
+ * empty files, reloading, the one-export mode, squashing, the command
+ * line, and RPC-with-TLS: the xprtsec= vocabulary and option, its
+ * defaults, and the TLS settings checked against each other and the
+ * exports.
  *
  * Each case writes its configuration to a file in a private temporary
  * directory and collects the messages through the error callback.
@@ -31,6 +33,7 @@
 
 #include "gw_config.h"
 #include "gw_settings.h"
+#include "gw_xprtsec.h"
 
 #define ERRS_MAX 64
 
@@ -1425,6 +1428,265 @@ static void test_from_cli(void **state)
 	check_err(&e, 0, 1, "threads: 0 is out of range");
 }
 
+
+/* ---------------------------------------------------------------- xprtsec */
+
+/* gw_xprtsec_parse() of s must fail with a message holding what. */
+static void xprtsec_fails(const char *s, const char *what)
+{
+	char why[GW_XPRTSEC_WHY_MAX] = "";
+	uint8_t set = 0xee;
+
+	if (gw_xprtsec_parse(s, &set, why) != -EINVAL || !strstr(why, what))
+		fail_msg("'%s': '%s' (wanted -EINVAL and '%s')", s, why, what);
+	assert_int_equal(set, 0xee); /* left alone */
+}
+
+static void test_xprtsec_parse(void **state)
+{
+	static const struct {
+		const char *in;
+		uint8_t set;
+		const char *out;
+	} ok[] = {
+		{ "none", GW_XPRTSEC_NONE, "none" },
+		{ "tls", GW_XPRTSEC_TLS, "tls" },
+		{ "mtls", GW_XPRTSEC_MTLS, "mtls" },
+		{ "none:tls", GW_XPRTSEC_NONE | GW_XPRTSEC_TLS, "none:tls" },
+		{ "tls:mtls", GW_XPRTSEC_TLS | GW_XPRTSEC_MTLS, "tls:mtls" },
+		{ "mtls:none", GW_XPRTSEC_MTLS | GW_XPRTSEC_NONE, "none:mtls" },
+		{ "none:tls:mtls", GW_XPRTSEC_ALL, "none:tls:mtls" },
+		{ "mtls:tls:none", GW_XPRTSEC_ALL, "none:tls:mtls" },
+	};
+	char why[GW_XPRTSEC_WHY_MAX], buf[GW_XPRTSEC_STR_MAX];
+	uint8_t set;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (gw_xprtsec_parse(ok[i].in, &set, why))
+			fail_msg("'%s' refused: %s", ok[i].in, why);
+		assert_int_equal(set, ok[i].set);
+		assert_string_equal(gw_xprtsec_format(set, buf), ok[i].out);
+	}
+	/* empty lists and words */
+	xprtsec_fails("", "empty list");
+	xprtsec_fails(":", "empty mode");
+	xprtsec_fails("tls:", "empty mode");
+	xprtsec_fails(":tls", "empty mode");
+	xprtsec_fails("none::tls", "empty mode");
+	/* duplicates */
+	xprtsec_fails("tls:tls", "mode 'tls' listed twice");
+	xprtsec_fails("none:tls:mtls:none", "mode 'none' listed twice");
+	/* unknown words: nfsd's spelling only, lower case */
+	xprtsec_fails("TLS", "unknown mode 'TLS'");
+	xprtsec_fails("ssl", "unknown mode 'ssl'");
+	xprtsec_fails("tls:krb5", "unknown mode 'krb5'");
+	xprtsec_fails("tls,mtls", "unknown mode 'tls,mtls'");
+	xprtsec_fails("tls ", "unknown mode 'tls '");
+	/* names of one connection's security */
+	assert_string_equal(gw_xprtsec_name(GW_XPRTSEC_NONE), "none");
+	assert_string_equal(gw_xprtsec_name(GW_XPRTSEC_TLS), "tls");
+	assert_string_equal(gw_xprtsec_name(GW_XPRTSEC_MTLS), "mtls");
+	assert_string_equal(gw_xprtsec_name(0), "?");
+	assert_string_equal(gw_xprtsec_name(GW_XPRTSEC_ALL), "?");
+	assert_string_equal(gw_xprtsec_format(0, buf), "");
+}
+
+static void test_xprtsec_option(void **state)
+{
+	struct gw_config *cfg;
+
+	(void)state;
+	cfg = load_ok("/s 10.0.0.1(xprtsec=tls) 10.0.0.2(xprtsec=none:mtls) 10.0.0.3\n"
+		      "/t -xprtsec=mtls 10.0.0.1 10.0.0.2(xprtsec=none)\n");
+	assert_int_equal(opts_of(cfg, 0, 0)->xprtsec, GW_XPRTSEC_TLS);
+	assert_int_equal(opts_of(cfg, 0, 1)->xprtsec, GW_XPRTSEC_NONE | GW_XPRTSEC_MTLS);
+	assert_int_equal(opts_of(cfg, 0, 2)->xprtsec, 0); /* not given */
+	/* -OPTIONS give it to the line's clients, a client's own list overrides */
+	assert_int_equal(opts_of(cfg, 1, 0)->xprtsec, GW_XPRTSEC_MTLS);
+	assert_int_equal(opts_of(cfg, 1, 1)->xprtsec, GW_XPRTSEC_NONE);
+	/* the default: none without a certificate, every transport with one */
+	assert_null(cfg->tls_cert);
+	assert_int_equal(gw_client_xprtsec(cfg, &cfg->exports[0].clients[2]), GW_XPRTSEC_NONE);
+	assert_int_equal(gw_client_xprtsec(cfg, &cfg->exports[0].clients[0]), GW_XPRTSEC_TLS);
+	cfg->tls_cert = strdup("/etc/cert.pem");
+	assert_non_null(cfg->tls_cert);
+	assert_int_equal(gw_client_xprtsec(cfg, &cfg->exports[0].clients[2]), GW_XPRTSEC_ALL);
+	assert_int_equal(gw_client_xprtsec(cfg, &cfg->exports[0].clients[0]), GW_XPRTSEC_TLS);
+	gw_config_free(cfg);
+
+	/* the same list twice in one option list is no conflict */
+	cfg = load_ok("/s *(xprtsec=tls,xprtsec=tls)\n");
+	gw_config_free(cfg);
+
+	load_fails("/s *(xprtsec)\n", 1, "/s: *: option 'xprtsec' needs a value");
+	load_fails("/s *(xprtsec=)\n", 1, "xprtsec: empty list");
+	load_fails("/s *(xprtsec=tls:)\n", 1, "xprtsec: 'tls:': empty mode");
+	load_fails("/s *(xprtsec=tls:tls)\n", 1, "xprtsec: 'tls:tls': mode 'tls' listed twice");
+	load_fails("/s *(xprtsec=krb5)\n", 1, "xprtsec: 'krb5': unknown mode 'krb5'");
+	load_fails("/s *(xprtsec=tls,xprtsec=none)\n", 1,
+		   "conflicting options 'xprtsec=tls' and 'xprtsec=none'");
+	load_fails("/s -xprtsec=bad *\n", 1, "unknown mode 'bad'");
+}
+
+/* Write a file of tmpdir named name; its path in path. */
+static void tmp_file(const char *name, char *path, size_t len)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("-----BEGIN NOTHING-----\n", f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* gw_config_from_cli() of the file text with args must fail naming each of what[]. */
+static void from_cli_fails(const char *text, const char *const *what, int n)
+{
+	struct gw_config *cfg = (void *)1;
+	struct gw_cli cli;
+	struct errs e = { 0 };
+	int i;
+
+	write_conf(text, strlen(text));
+	assert_int_equal(CLI(&cli, "-c", conf), 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), -EINVAL);
+	assert_null(cfg);
+	if (e.n != n) {
+		print_errs(&e);
+		fail_msg("'%s': %d messages, wanted %d", text, e.n, n);
+	}
+	for (i = 0; i < n; i++) {
+		if (strncmp(e.msg[i], conf, strlen(conf)) || !strstr(e.msg[i], what[i])) {
+			print_errs(&e);
+			fail_msg("message %d: wanted '%s'", i, what[i]);
+		}
+	}
+}
+
+static void test_tls_settings(void **state)
+{
+	char cert[PATH_MAX + 16], key[PATH_MAX + 16], ca[PATH_MAX + 16];
+	char text[5 * PATH_MAX], sub[PATH_MAX + 64];
+	struct gw_config *cfg = (void *)1;
+	struct fixture_dir d;
+	struct gw_cli cli;
+	struct errs e = { 0 };
+
+	(void)state;
+	tmp_file("cert.pem", cert, sizeof(cert));
+	tmp_file("key.pem", key, sizeof(key));
+	tmp_file("ca.pem", ca, sizeof(ca));
+
+	/* defaults: no TLS, and the limits of handshakes */
+	cfg = load_ok("/s *\n");
+	assert_null(cfg->tls_cert);
+	assert_null(cfg->tls_key);
+	assert_null(cfg->tls_ca);
+	assert_int_equal(cfg->tls_handshake_timeout, 10);
+	assert_int_equal(cfg->tls_handshakes_max, 64);
+	gw_config_free(cfg);
+	load_fails("tls_handshake_timeout = 0\n/s *\n", 1, "out of range (1..600)");
+	load_fails("tls_handshakes_max = 0\n/s *\n", 1, "out of range (1..65536)");
+	load_fails("tls_cert = cert.pem\n/s *\n", 1, "absolute");
+
+	/* a complete set: every export's rules default to none:tls:mtls */
+	snprintf(text, sizeof(text),
+		 "tls_cert = %s\ntls_key = %s\ntls_ca = %s\n"
+		 "/s *\n/t *(xprtsec=mtls)\n/u *(xprtsec=tls)\n",
+		 cert, key, ca);
+	write_conf(text, strlen(text));
+	assert_int_equal(CLI(&cli, "-c", conf), 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_int_equal(e.n, 0);
+	assert_string_equal(cfg->tls_cert, cert);
+	assert_string_equal(cfg->tls_key, key);
+	assert_string_equal(cfg->tls_ca, ca);
+	assert_int_equal(gw_client_xprtsec(cfg, &cfg->exports[0].clients[0]), GW_XPRTSEC_ALL);
+	gw_config_free(cfg);
+
+	/* the pairs */
+	snprintf(text, sizeof(text), "tls_cert = %s\n/s *\n", cert);
+	from_cli_fails(text, (const char *const[]){ "tls_cert is set but tls_key is not" }, 1);
+	snprintf(text, sizeof(text), "tls_key = %s\n/s *\n", key);
+	from_cli_fails(text, (const char *const[]){ "tls_key is set but tls_cert is not" }, 1);
+	snprintf(text, sizeof(text), "tls_ca = %s\n/s *\n", ca);
+	from_cli_fails(text, (const char *const[]){ "tls_ca is set but tls_cert is not" }, 1);
+	/* files that cannot be read */
+	snprintf(text, sizeof(text), "tls_cert = %s/missing.pem\ntls_key = %s\n/s *\n", tmpdir,
+		 key);
+	from_cli_fails(text,
+		       (const char *const[]){ "tls_cert " /* path */, "open: No such file" }, 1);
+	snprintf(text, sizeof(text), "tls_cert = %s\ntls_key = %s\ntls_ca = %s\n/s *\n", cert, key,
+		 tmpdir);
+	from_cli_fails(text, (const char *const[]){ "not a regular file" }, 1);
+	/* exports asking for TLS without a certificate, or mtls alone without a CA */
+	from_cli_fails("/s 10.0.0.1(xprtsec=tls) 10.0.0.2(xprtsec=none)\n/t *(xprtsec=none:mtls)\n",
+		       (const char *const[]){ ":1: /s 10.0.0.1: xprtsec=tls needs a certificate",
+					      ":2: /t *: xprtsec=none:mtls needs a certificate" },
+		       2);
+	snprintf(text, sizeof(text),
+		 "tls_cert = %s\ntls_key = %s\n/s *(xprtsec=mtls)\n/t *(xprtsec=tls:mtls)\n", cert,
+		 key);
+	from_cli_fails(text,
+		       (const char *const[]){ ":3: /s *: xprtsec=mtls admits no client without "
+					      "tls_ca" },
+		       1);
+
+	/* the command line's certificate counts: the file's exports check against it */
+	write_conf("/s *(xprtsec=tls)\n", strlen("/s *(xprtsec=tls)\n"));
+	assert_int_equal(CLI(&cli, "-c", conf, "--tls-cert", cert, "--tls-key", key), 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_string_equal(cfg->tls_cert, cert);
+	gw_config_free(cfg);
+	/* --tls-cert none turns the file's certificate off */
+	snprintf(text, sizeof(text), "tls_cert = %s\ntls_key = %s\n/s *\n", cert, key);
+	write_conf(text, strlen(text));
+	assert_int_equal(CLI(&cli, "-c", conf, "--tls-cert", "none", "--tls-key", "none"), 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_null(cfg->tls_cert);
+	assert_int_equal(gw_client_xprtsec(cfg, &cfg->exports[0].clients[0]), GW_XPRTSEC_NONE);
+	gw_config_free(cfg);
+
+	/* one-export mode: --xprtsec is the export's xprtsec= */
+	make_dir(&d);
+	assert_int_equal(CLI(&cli, "--export", d.dir, "--xprtsec", "none:tls", "--tls-cert", cert,
+			     "--tls-key", key),
+			 0);
+	assert_string_equal(cli.xprtsec, "none:tls");
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_int_equal(opts_of(cfg, 0, 0)->xprtsec, GW_XPRTSEC_NONE | GW_XPRTSEC_TLS);
+	assert_int_equal(opts_of(cfg, 0, 1)->xprtsec, GW_XPRTSEC_NONE | GW_XPRTSEC_TLS);
+	assert_true(opts_of(cfg, 0, 0)->rw);
+	gw_config_free(cfg);
+	/* with --export-options, after them */
+	assert_int_equal(CLI(&cli, "--export", d.dir, "--export-options", "ro", "--xprtsec", "none"),
+			 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), 0);
+	assert_int_equal(opts_of(cfg, 0, 0)->xprtsec, GW_XPRTSEC_NONE);
+	assert_false(opts_of(cfg, 0, 0)->rw);
+	gw_config_free(cfg);
+	/* tls without a certificate: an error, once for the export */
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(CLI(&cli, "--export", d.dir, "--xprtsec", "tls"), 0);
+	assert_int_equal(gw_config_from_cli(&cli, &cfg, collect, &e), -EINVAL);
+	assert_int_equal(e.n, 1);
+	snprintf(sub, sizeof(sub), "command line: %s 127.0.0.0/8: xprtsec=tls needs", d.dir);
+	assert_non_null(strstr(e.msg[0], sub));
+	/* bad usage, refused when parsed */
+	cli_fails(CLI(&cli, "--export", d.dir, "--xprtsec", "tls:ssl"), &cli,
+		  "--xprtsec: 'tls:ssl': unknown mode 'ssl'");
+	cli_fails(CLI(&cli, "--export", d.dir, "--xprtsec", "tls:tls"), &cli, "listed twice");
+	cli_fails(CLI(&cli, "--export", d.dir, "--xprtsec="), &cli, "needs a non-empty value");
+	cli_fails(CLI(&cli, "--xprtsec", "tls"), &cli, "--xprtsec needs --export");
+	cli_fails(CLI(&cli, "--export", d.dir, "--tls-cert", "cert.pem"), &cli, "absolute");
+	unlink(cert);
+	unlink(key);
+	unlink(ca);
+}
+
 static int setup(void **state)
 {
 	const char *base = getenv("TMPDIR");
@@ -1870,7 +2132,8 @@ int main(void)
 		cmocka_unit_test(test_cli_usage),	cmocka_unit_test(test_from_cli),
 		cmocka_unit_test(test_limits),		cmocka_unit_test(test_table_defaults),
 		cmocka_unit_test(test_table_ranges),	cmocka_unit_test(test_table_reload),
-		cmocka_unit_test(test_table_man),
+		cmocka_unit_test(test_table_man),	cmocka_unit_test(test_xprtsec_parse),
+		cmocka_unit_test(test_xprtsec_option),	cmocka_unit_test(test_tls_settings),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
