@@ -195,7 +195,13 @@ step "tls module, tlshd"
 modprobe tls && r tls_module ok
 "$TLSHD" -s -c "$SHARE/tlshd.conf" </dev/null >"$SHARE/tlshd.log" 2>&1 &
 tlshd=$!
-sleep 1
+# its last words before it listens on the handshake family's multicast group
+for ((i = 0; i < 300; i++)); do
+	grep -q "PSK SHA384 priority string" "$SHARE/tlshd.log" && break
+	kill -0 $tlshd 2>/dev/null || break
+	sleep 0.1
+done
+sleep 0.2
 kill -0 $tlshd 2>/dev/null && r tlshd running
 
 step "plain mount of the tls export (refused)"
