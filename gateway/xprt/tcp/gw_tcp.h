@@ -126,6 +126,7 @@ struct gw_conn {
 	size_t tx_cap, tx_len, tx_off;
 	bool tx_chunk;
 	bool tx_wait; /* no chunk for ciphertext: retried on the tick */
+	bool notified; /* close_notify written */
 	struct gw_tls_ku ku;
 
 	struct gw_flow flow; /* its requests waiting for a worker */
@@ -233,6 +234,8 @@ void gw_tcp_tls_send(struct gw_conn *c);
 void gw_tcp_tls_sent(struct gw_conn *c, size_t n);
 /* Settling a GW_CONN_STARTTLS connection: hand it to the handshake thread once it can go. */
 void gw_tcp_tls_settle(struct gw_conn *c);
+/* At the end of the stream: send close_notify first; true while it is on its way. */
+bool gw_tcp_tls_linger(struct gw_conn *c);
 /* Handshakes back from the thread. */
 void gw_tcp_tls_take(struct gw_tcp *t);
 /* @c is freed: its SSL and buffers go. */

@@ -650,7 +650,7 @@ static void gw_conn_settle(struct gw_conn *c)
 			gw_conn_close(c, false, "server stopping");
 	} else if (c->rd_eof && c->stall == GW_STALL_NONE && !spilled) {
 		gw_conn_drop_record(c); /* a truncated record is lost */
-		if (!c->nreq)
+		if (!c->nreq && !gw_tcp_tls_linger(c))
 			gw_conn_close(c, false, "end of stream");
 	}
 	if (c->closing) {

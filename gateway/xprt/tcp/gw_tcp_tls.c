@@ -481,6 +481,18 @@ void gw_tcp_tls_sent(struct gw_conn *c, size_t n)
 	}
 }
 
+bool gw_tcp_tls_linger(struct gw_conn *c)
+{
+	if (c->tls != GW_CONN_TLS)
+		return false;
+	if (!c->notified) {
+		c->notified = true;
+		ERR_clear_error();
+		SSL_shutdown(c->ssl); /* close_notify into c->tx; the peer's is not awaited */
+	}
+	return gw_tcp_tls_tx_pending(c) || c->send_busy;
+}
+
 void gw_tcp_tls_free(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->tcp;
