@@ -150,6 +150,10 @@ static void render_conns(FILE *f, struct gw_srv *s, const struct gw_stats *st)
 	counter(f, "lacunad_insecure_port_refused_total",
 		"Calls refused (NFS4ERR_PERM) for an unreserved source port on a secure export",
 		ld(&st->insecure_port_refused));
+	counter(f, "lacunad_xprtsec_refused_total",
+		"Calls refused (NFS4ERR_WRONGSEC) for a transport security the export's xprtsec= "
+		"does not admit",
+		ld(&st->xprtsec_refused));
 	gauge(f, "lacunad_cached_files", "File objects kept open by the cache",
 	      (unsigned long long)gw_obj_cached());
 	nfs4_state_get_stats(s, &ss);

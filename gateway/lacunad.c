@@ -163,6 +163,7 @@ static void write_stats(struct gw_srv *s, const char *path)
 	fprintf(f, "fd_exhausted %llu\ncached_files %zu\n", gw_fd_exhausted_count(), gw_obj_cached());
 	fprintf(f, "drc_hits %llu\n", s->stats.drc_hits);
 	fprintf(f, "insecure_port_refused %llu\n", s->stats.insecure_port_refused);
+	fprintf(f, "xprtsec_refused %llu\n", s->stats.xprtsec_refused);
 	fprintf(f, "read_plus_data_bytes %llu\nread_plus_hole_bytes %llu\n", s->stats.rp_data_bytes,
 		s->stats.rp_hole_bytes);
 	fprintf(f, "read_plus_atomic %llu\nread_plus_not_atomic %llu\nread_plus_unstable %llu\n",

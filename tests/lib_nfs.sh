@@ -30,6 +30,8 @@
 #                              and nfs_stop fails the test
 #   nfs_url PATH               libnfs URL of PATH (relative to the export)
 #   nfs_put LOCAL PATH         upload with libnfs in WRITEs of <= 3 KiB
+#   nfs_metric_at_least PORT NAME N
+#                              lacunad's /metrics on PORT counts N or more
 #
 # The server is lacunad in one-export mode: DIR is the root clients see
 # (server:/), so libnfs reaches DIR/a/b as nfs://127.0.0.1//a/b (the
@@ -546,4 +548,16 @@ nfs_stat_at_least() {
 	done
 	echo "# stats: $1 is ${v:-missing}, not $2 or more after 20 s (timed out)"
 	return 1
+}
+
+# nfs_metric_at_least PORT NAME N: the unlabelled counter NAME of lacunad's
+# /metrics on 127.0.0.1:PORT is N or more.
+nfs_metric_at_least() {
+	python3 - "http://127.0.0.1:$1/metrics" "$2" "$3" <<'PY'
+import re, sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1], timeout=60).read().decode()
+m = re.search(r"^%s (\d+)$" % re.escape(sys.argv[2]), text, re.M)
+print("# /metrics: %s" % (m.group(0) if m else "no " + sys.argv[2]))
+sys.exit(0 if m and int(m.group(1)) >= int(sys.argv[3]) else 1)
+PY
 }

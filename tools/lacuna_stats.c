@@ -49,6 +49,7 @@ struct st_snap {
 	unsigned int nrows;
 	double rp_data, rp_hole, rp_atomic, rp_not_atomic;
 	double conns, clients, sessions, bytes_in, bytes_out;
+	double xprtsec_refused; /* calls refused for their transport (xprtsec=) */
 	double start_time; /* 0: unknown */
 	double taken;	   /* when, CLOCK_REALTIME seconds */
 };
@@ -58,8 +59,9 @@ static const struct lcmd_help stats_help = {
 	.synopsis = "[--watch SECONDS [--count N]] [--json] SOURCE",
 	.options = "A server's statistics as a table: per-op calls, rate, average and p99 latency,\n"
 		   "errors, READ_PLUS bytes sent and hole bytes not sent, the atomic share,\n"
-		   "connections and clients. SOURCE is http://ADDR:PORT/metrics (lacunad's or\n"
-		   "lacunafs's) or a lacunad stats file.\n"
+		   "connections and clients, calls refused for their transport (xprtsec=).\n"
+		   "SOURCE is http://ADDR:PORT/metrics (lacunad's or lacunafs's) or a lacunad\n"
+		   "stats file.\n"
 		   "  --watch S    show the rates over each S seconds, redrawn in place\n"
 		   "  --count N    with --watch: stop after N intervals\n"
 		   "  --json       JSON objects (one per interval) instead of the table\n",
@@ -171,6 +173,8 @@ static void metrics_line(struct st_snap *s, char *line)
 		s->clients = v;
 	} else if (!strcmp(line, "lacunad_sessions")) {
 		s->sessions = v;
+	} else if (!strcmp(line, "lacunad_xprtsec_refused_total")) {
+		s->xprtsec_refused = v;
 	} else if (!strcmp(line, "lacunad_start_time_seconds")) {
 		s->start_time = v;
 	}
@@ -192,6 +196,7 @@ static void stats_file_line(struct st_snap *s, const char *line)
 		{ "sessions", offsetof(struct st_snap, sessions) },
 		{ "bytes_in", offsetof(struct st_snap, bytes_in) },
 		{ "bytes_out", offsetof(struct st_snap, bytes_out) },
+		{ "xprtsec_refused", offsetof(struct st_snap, xprtsec_refused) },
 	};
 	char key[64], name[ST_NAME_MAX];
 	double v, e;
@@ -382,6 +387,7 @@ static void snap_delta(struct st_snap *d, const struct st_snap *cur, const struc
 	d->rp_atomic -= prev->rp_atomic;
 	d->rp_not_atomic -= prev->rp_not_atomic;
 	d->bytes_in -= prev->bytes_in;
+	d->xprtsec_refused -= prev->xprtsec_refused;
 	d->bytes_out -= prev->bytes_out;
 }
 
@@ -464,7 +470,8 @@ static void print_json(const char *src, const struct st_snap *d, double secs, bo
 	json_num(stdout, "clients", d->clients, true);
 	json_num(stdout, "sessions", d->sessions, true);
 	json_num(stdout, "bytes_in", d->bytes_in, true);
-	json_num(stdout, "bytes_out", d->bytes_out, false);
+	json_num(stdout, "bytes_out", d->bytes_out, true);
+	json_num(stdout, "xprtsec_refused", d->xprtsec_refused, false);
 	printf("}\n");
 }
 
@@ -518,6 +525,8 @@ static void print_table(const char *src, const struct st_snap *d, double secs, b
 	printf("connections %.0f, clients %.0f, sessions %.0f; in %s, out %s\n", d->conns,
 	       d->clients, d->sessions, human(h1, sizeof(h1), d->bytes_in),
 	       human(h2, sizeof(h2), d->bytes_out));
+	if (d->xprtsec_refused > 0)
+		printf("refused for their transport (xprtsec=): %.0f calls\n", d->xprtsec_refused);
 	fflush(stdout);
 }
 

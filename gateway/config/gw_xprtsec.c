@@ -25,8 +25,9 @@ int gw_xprtsec_parse(const char *s, uint8_t *out, char *why)
 	uint8_t set = 0;
 
 	if (!*s) {
-		snprintf(why, GW_XPRTSEC_WHY_MAX, "empty list (none, tls, mtls or a list "
-						  "like none:tls:mtls)");
+		snprintf(why, GW_XPRTSEC_WHY_MAX,
+			 "empty list (none, tls, mtls or a list "
+			 "like none:tls:mtls)");
 		return -EINVAL;
 	}
 	for (;;) {

@@ -250,6 +250,9 @@ struct gw_stats {
 	 * out; connections in TLS without and with a client certificate (gauges) */
 	atomic_ullong tls_probes, tls_handshakes, tls_failures[GW_STATS_TLS_FAILS];
 	atomic_ullong tls_bytes_in, tls_bytes_out, tls_conns_tls, tls_conns_mtls;
+	/* calls refused with NFS4ERR_WRONGSEC for a transport (none, tls, mtls) the
+	 * export's xprtsec= does not admit */
+	atomic_ullong xprtsec_refused;
 };
 
 /*

@@ -181,27 +181,83 @@ static uint32_t port_refused(const struct nfs4_compound *c, const char *where)
 	return NFS4ERR_PERM;
 }
 
+/* The connection's transport security; a transport that set none is plain. */
+static uint8_t conn_xprtsec(const struct nfs4_compound *c)
+{
+	return c->conn->xprtsec ? c->conn->xprtsec : GW_XPRTSEC_NONE;
+}
+
 /*
- * A pseudo directory is open from a port when some export admitting the
- * client there is: a client only secure rules admit sees none of the
- * namespace from an unreserved port.
+ * exports(5)'s xprtsec=, as Linux nfsd's check_xprtsec_policy() (called
+ * by check_nfsd_access()): a plain connection is admitted where "none" is
+ * listed, a TLS session whose client presented no certificate where
+ * "tls" is, one whose client certificate verified against tls_ca where
+ * "mtls" is. "tls" alone thus refuses a client that authenticated:
+ * "tls:mtls" takes both.
  */
-static uint32_t check_pseudo(const struct nfs4_compound *c, bool port)
+static bool xprtsec_ok(const struct nfs4_compound *c, const struct gw_client *rule)
+{
+	return (gw_client_xprtsec(c->snap->cfg, rule) & conn_xprtsec(c)) != 0;
+}
+
+#define XPRTSEC_LOG_SEC 60
+
+/*
+ * Count a call refused for its transport, NFS4ERR_WRONGSEC as nfsd
+ * answers NFSv4 (v3 would be NFS3ERR_ACCES), and say so at most once a
+ * minute.
+ */
+static uint32_t xprtsec_refused(const struct nfs4_compound *c, const char *where, uint8_t admits)
+{
+	static _Atomic long logged;
+	long now = (long)time(NULL);
+	long last = atomic_load(&logged);
+	uint8_t mode = conn_xprtsec(c);
+	char a[64], set[GW_XPRTSEC_STR_MAX];
+
+	gw_stat_add(&c->srv->stats.xprtsec_refused, 1);
+	if (now - last >= XPRTSEC_LOG_SEC && atomic_compare_exchange_strong(&logged, &last, now))
+		log_warn("nfs4: request from %s over %s%s%s%s refused (NFS4ERR_WRONGSEC): %s "
+			 "admits it over %s only (xprtsec=; logged once a minute)",
+			 net_addr_str(&c->conn->peer, a, sizeof(a)),
+			 mode == GW_XPRTSEC_NONE ? "plain TCP" : gw_xprtsec_name(mode),
+			 c->conn->tls_peer[0] ? " as '" : "", c->conn->tls_peer,
+			 c->conn->tls_peer[0] ? "'" : "", where, gw_xprtsec_format(admits, set));
+	return NFS4ERR_WRONGSEC;
+}
+
+/*
+ * A pseudo directory is open from a port, and over a transport, when
+ * some export admitting the client there is: a client only secure rules
+ * admit sees none of the namespace from an unreserved port, nor a client
+ * only tls exports admit over plain TCP. @port: check the port; @xprt:
+ * check the transport.
+ */
+static uint32_t check_pseudo(const struct nfs4_compound *c, bool port, bool xprt)
 {
 	const struct sockaddr *peer = (const struct sockaddr *)&c->conn->peer;
 	const struct gw_client *rule;
-	bool admitted = false;
+	bool admitted = false, port_passed = false;
+	uint8_t admits = 0;
 	size_t i;
 
 	for (i = 0; i < c->snap->cfg->nexports; i++) {
 		rule = gw_export_conf_match(&c->snap->cfg->exports[i], peer);
-		if (rule && (!port || port_ok(c, rule)))
+		if (!rule)
+			continue;
+		admitted = true;
+		if (port && !port_ok(c, rule))
+			continue;
+		port_passed = true;
+		if (!xprt || xprtsec_ok(c, rule))
 			return NFS4_OK;
-		admitted |= rule != NULL;
+		admits |= gw_client_xprtsec(c->snap->cfg, rule);
 	}
 	if (!admitted)
 		return NFS4ERR_ACCESS;
-	return port_refused(c, "every export admitting it");
+	if (!port_passed)
+		return port_refused(c, "every export admitting it");
+	return xprtsec_refused(c, "every export admitting it", admits);
 }
 
 uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o)
@@ -213,7 +269,7 @@ uint32_t nfs4_check_port(struct nfs4_compound *c, const struct gw_obj *o)
 	if (c->conn->resvport)
 		return NFS4_OK;
 	if (gw_obj_is_pseudo(o)) {
-		st = check_pseudo(c, true);
+		st = check_pseudo(c, true, false);
 		return st == NFS4ERR_ACCESS ? NFS4_OK : st;
 	}
 	exp = gw_export_conf_of(c->snap, o->xp);
@@ -235,10 +291,12 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 	const struct sockaddr *peer = (const struct sockaddr *)&c->conn->peer;
 	const struct gw_export_conf *exp;
 	const struct gw_client *rule;
+	/* SECINFO answers the flavors whatever the transport, as nfsd's does */
+	bool secinfo = c->opnum == OP_SECINFO || c->opnum == OP_SECINFO_NO_NAME;
 	uint32_t st;
 
 	if (gw_obj_is_pseudo(o)) {
-		st = check_pseudo(c, !c->conn->resvport);
+		st = check_pseudo(c, !c->conn->resvport, !secinfo);
 		if (st != NFS4_OK)
 			return st;
 		c->rule = NULL;
@@ -252,8 +310,9 @@ uint32_t nfs4_check_export(struct nfs4_compound *c, struct gw_obj *o)
 		return NFS4ERR_ACCESS;
 	if (!port_ok(c, rule))
 		return port_refused(c, exp->path);
-	if (!flavor_allowed(rule, c->flavor) && c->opnum != OP_SECINFO &&
-	    c->opnum != OP_SECINFO_NO_NAME)
+	if (!secinfo && !xprtsec_ok(c, rule))
+		return xprtsec_refused(c, exp->path, gw_client_xprtsec(c->snap->cfg, rule));
+	if (!secinfo && !flavor_allowed(rule, c->flavor))
 		return NFS4ERR_WRONGSEC;
 	c->cred = c->wire_cred;
 	gw_client_squash(rule, &c->cred);

@@ -30,24 +30,13 @@ mkdir -p "$DIR/sub" || lt_hard "mkdir $DIR/sub"
 printf 'secure or not\n' >"$DIR/sub/file" || lt_hard "write $DIR/sub/file"
 STATS=(--stats-file "$LT_TMP/stats")
 
-# metrics_at_least N: /metrics counts N refusals or more
-metrics_at_least() {
-	python3 - "http://127.0.0.1:$MPORT/metrics" "$1" <<'PY'
-import re, sys, urllib.request
-text = urllib.request.urlopen(sys.argv[1], timeout=60).read().decode()
-m = re.search(r"^lacunad_insecure_port_refused_total (\d+)$", text, re.M)
-print("# /metrics: %s" % (m.group(0) if m else "no lacunad_insecure_port_refused_total"))
-sys.exit(0 if m and int(m.group(1)) >= int(sys.argv[2]) else 1)
-PY
-}
-
 # ---- one-export mode, the default: secure
 MPORT=$(nfs_free_port) || lt_hard "no free port for /metrics"
 nfs_start "$DIR" "${STATS[@]}" --metrics-listen "127.0.0.1:$MPORT"
 lt_run_checks "default (secure)" 120 python3 "$SECURE" "$NFS_PORT" sub/file perm
 # 2 minor versions x (3 refused calls + PUTFH alone)
 lt_check "refusals counted in the stats file" nfs_stat_at_least insecure_port_refused 8
-lt_check "refusals counted in /metrics" metrics_at_least 8
+lt_check "refusals counted in /metrics" nfs_metric_at_least "$MPORT" lacunad_insecure_port_refused_total 8
 lt_check "refusal logged with the client's address and port" \
 	grep -Eq "request from insecure port 127\.0\.0\.1:[0-9]{4,5} refused" "$NFS_LOG"
 n=$(grep -c "request from insecure port" "$NFS_LOG")
