@@ -379,6 +379,9 @@ hb=$(st read_plus_hole_bytes "" "$LT_TMP/stats.before")
 lt_check "lacunad counted ${c:-no} READ_PLUS over xprtsec=tls" test "${c:-0}" -gt 0
 lt_check "... and ${hb:-no} hole bytes, at least the all-hole file twice ($((2 * HOLE_SIZE)))" \
 	test "${hb:-0}" -ge $((2 * HOLE_SIZE))
+x=$(st xprtsec_refused "" "$LT_TMP/stats.before")
+lt_check "lacunad counted ${x:-no} calls refused for their transport (the plain mount)" \
+	test "${x:-0}" -gt 0
 c=$(st op READ_PLUS "$stats")
 hb=$(st read_plus_hole_bytes "" "$stats")
 lt_check "lacunad counted ${c:-no} READ_PLUS after its restart (mtls)" test "${c:-0}" -gt 0
