@@ -21,6 +21,9 @@ PKGS=(
 	prometheus systemtap-sdt-dev bpftrace
 	# the Linux kernel client in a VM (tests/vm); RDMA over soft-RoCE in it
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd
+	# RPC-with-TLS in the VM (tests/vm/nfs_kernel_tls.sh): the libraries
+	# of trixie's tlshd (ktls-utils, fetched by vm.sh pkg)
+	libgnutls30 libglib2.0-0 libkeyutils1 libnl-3-200 libnl-genl-3-200
 	ibverbs-providers ibverbs-utils rdmacm-utils
 )
 

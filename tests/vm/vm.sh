@@ -10,6 +10,8 @@
 #   vm.sh prepare [--kernel K]     fetch the kernel, build the initramfs
 #   vm.sh run [OPTIONS] -- CMD...  boot, run CMD, exit with its status
 #   vm.sh info [--kernel K]        kernel release and paths in the cache
+#   vm.sh pkg [--suite S] PACKAGE  fetch a userland package (default suite
+#                                  trixie) into the cache, print its root
 #   vm.sh help
 #
 # K (--kernel, else $LACUNA_VM_KERNEL, else 6.1) names the kernel:
@@ -87,6 +89,7 @@ vm_require() {
 	esac
 }
 vm_prepare() { "$VM_SH" prepare "$@"; }
+vm_pkg() { "$VM_SH" pkg "$@"; }
 vm_run() { "$VM_SH" run "$@"; }
 
 # vm_report RC SECONDS WHAT: after a VM run whose stdout and stderr are in
@@ -453,16 +456,95 @@ _vm_ready() {
 
 # ---- commands ---------------------------------------------------------
 
+# _vm_pkgver PACKAGE: set VM_PKGVER to its candidate in $VM_SUITE's list.
+_vm_pkgver() {
+	VM_PKGVER=$(_vm_apt apt-cache policy "$1" 2>/dev/null | awk '$1 == "Candidate:" { print $2 }')
+	[ -n "$VM_PKGVER" ] && [ "$VM_PKGVER" != "(none)" ]
+}
+
+# _vm_cmd_pkg [--suite SUITE] PACKAGE: a userland package the guest needs
+# and Debian 12 lacks (ktls-utils' tlshd from trixie), downloaded once
+# with apt-get download through the private apt list of SUITE (default
+# trixie) and unpacked with dpkg-deb -x under the cache, never installed.
+# Prints the directory it is unpacked in (its usr/sbin/... below), which
+# the guest sees too (the host's root). Cached: no apt at all; else the
+# candidate of SUITE's list (refreshed once when it has none or the
+# download fails). Exit 77 with the reason when it cannot be had.
+_vm_cmd_pkg() {
+	local pkg="" name tmp debs log have=""
+	VM_SUITE=trixie
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-v | --verbose) VM_VERBOSE=1 ;;
+		--suite) VM_SUITE=$2; shift ;;
+		-*) _vm_usage >&2; exit 2 ;;
+		*) pkg=$1 ;;
+		esac
+		shift
+	done
+	[[ $pkg =~ ^[a-z0-9][a-z0-9.+-]+$ && $VM_SUITE =~ ^[a-z][a-z0-9-]*$ ]] ||
+		{ _vm_usage >&2; exit 2; }
+	[ "$(id -u)" = 0 ] || _vm_skip "needs root (cache in $LACUNA_VM_CACHE)"
+	for name in apt-get:apt apt-cache:apt dpkg-deb:dpkg flock:util-linux; do
+		command -v "${name%%:*}" >/dev/null ||
+			_vm_skip "${name%%:*} not installed (package ${name#*:})"
+	done
+	VM_PTR="$LACUNA_VM_CACHE/pkg-$VM_SUITE-$pkg"
+	_vm_prep_lock
+	if [ -r "$VM_PTR" ] && read -r name <"$VM_PTR" && [ -f "$LACUNA_VM_CACHE/$name/ready" ]; then
+		have="$LACUNA_VM_CACHE/$name/root"
+	fi
+	if [ -z "$have" ]; then
+		if ! _vm_pkgver "$pkg"; then
+			_vm_log "no $pkg in the list of $VM_SUITE, running apt-get update"
+			_vm_apt apt-get update -q >/dev/null 2>&1
+			_vm_pkgver "$pkg" || _vm_skip "apt knows no $pkg in $VM_SUITE at $LACUNA_VM_MIRROR (no network?)"
+		fi
+		name="pkg-${pkg}_${VM_PKGVER}-$VM_SUITE"
+		tmp=$(mktemp -d "$LACUNA_VM_CACHE/.fetch.XXXXXX") || _vm_die "mktemp in $LACUNA_VM_CACHE failed"
+		chmod 755 "$tmp"
+		log="$tmp/apt.log"
+		_vm_log "downloading $pkg $VM_PKGVER from $VM_SUITE"
+		if ! (cd "$tmp" && _vm_apt apt-get download -q "$pkg=$VM_PKGVER") >"$log" 2>&1; then
+			if ! _vm_apt apt-get update -q >>"$log" 2>&1 || ! _vm_pkgver "$pkg" ||
+				! (cd "$tmp" && _vm_apt apt-get download -q "$pkg=$VM_PKGVER") >>"$log" 2>&1; then
+				tail -n 5 "$log" >&2
+				rm -rf "$tmp"
+				_vm_skip "cannot download $pkg from $VM_SUITE at $LACUNA_VM_MIRROR (no network or apt)"
+			fi
+			name="pkg-${pkg}_${VM_PKGVER}-$VM_SUITE"
+		fi
+		debs=("$tmp"/*.deb)
+		[ -f "${debs[0]}" ] || { rm -rf "$tmp"; _vm_die "apt-get download left no .deb"; }
+		dpkg-deb -x "${debs[0]}" "$tmp/root" || { rm -rf "$tmp"; _vm_die "dpkg-deb -x ${debs[0]} failed"; }
+		rm -f "${debs[0]}" "$log"
+		echo "$pkg $VM_PKGVER $VM_SUITE" >"$tmp/ready"
+		rm -rf "${LACUNA_VM_CACHE:?}/$name"
+		mv "$tmp" "$LACUNA_VM_CACHE/$name" || _vm_die "mv $tmp failed"
+		_vm_point "$name"
+		have="$LACUNA_VM_CACHE/$name/root"
+	fi
+	_vm_prep_unlock
+	echo "$have"
+}
+
+
 _vm_usage() {
 	cat <<'EOF'
 usage: vm.sh prepare [--kernel K] [-v]
        vm.sh run [OPTIONS] -- CMD [ARG...]
        vm.sh info [--kernel K]
+       vm.sh pkg [--suite SUITE] PACKAGE
        vm.sh help
 
 K: 6.1 (default: linux-image-amd64 of the system's apt sources),
    6.12 (linux-image-amd64 of bookworm-backports, through a private apt
    list in the cache) or linux-image-VERSION-amd64 (that package)
+
+pkg: download PACKAGE (never install it) from SUITE (default trixie, through
+   a private apt list in the cache), unpack it there once, print the
+   directory it is unpacked in (the guest sees it too). Exit 77 when it
+   cannot be had.
 
 run options:
   --kernel K         boot kernel K (default $LACUNA_VM_KERNEL, else 6.1)
@@ -772,6 +854,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	prepare) shift; _vm_cmd_prepare "$@" ;;
 	run) shift; _vm_cmd_run "$@" ;;
 	info) shift; _vm_cmd_info "$@" ;;
+	pkg) shift; _vm_cmd_pkg "$@" ;;
 	help | -h | --help) _vm_usage ;;
 	*) _vm_usage >&2; exit 2 ;;
 	esac
