@@ -16,6 +16,15 @@
 #     other-ca.crt other-ca.key another CA, trusted by nobody
 #     rogue.crt rogue.key       a client's, signed by other-ca
 #   Sets TLS_CERTS=DIR; a failure is a hard error.
+#
+#   Optional, from the environment (e.g. TLS_SERVER_SANS=IP:10.0.2.2
+#   tls_make_certs DIR):
+#     TLS_SERVER_SANS   more subjectAltName entries for server.crt (and
+#                       server2.crt), comma-separated in openssl's form
+#                       ("IP:10.0.2.2,DNS:host"), after IP:127.0.0.1 and
+#                       DNS:localhost
+#     TLS_CLIENT_NAME   client.crt's CN, and a DNS subjectAltName of that
+#                       name, instead of CN "lacuna test client" and no SAN
 
 _tls_ca() { # NAME SUBJECT
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
@@ -35,14 +44,21 @@ _tls_cert() { # NAME SUBJECT CA DAYS EXTENSIONS
 tls_make_certs() {
 	TLS_CERTS=$1
 	lt_require_cmd openssl
+	local sans="IP:127.0.0.1,DNS:localhost${TLS_SERVER_SANS:+,$TLS_SERVER_SANS}"
+	local client_cn="lacuna test client" client_ext="extendedKeyUsage=clientAuth"
+	if [ -n "${TLS_CLIENT_NAME:-}" ]; then
+		client_cn=$TLS_CLIENT_NAME
+		client_ext="subjectAltName=DNS:$TLS_CLIENT_NAME
+$client_ext"
+	fi
 	mkdir -p "$TLS_CERTS" || lt_hard "mkdir $TLS_CERTS"
 	_tls_ca ca "lacuna test CA" &&
 		_tls_ca other-ca "lacuna other CA" &&
-		_tls_cert server localhost ca 2 "subjectAltName=IP:127.0.0.1,DNS:localhost
+		_tls_cert server localhost ca 2 "subjectAltName=$sans
 extendedKeyUsage=serverAuth" &&
-		_tls_cert server2 "lacuna server 2" ca 2 "subjectAltName=IP:127.0.0.1,DNS:localhost
+		_tls_cert server2 "lacuna server 2" ca 2 "subjectAltName=$sans
 extendedKeyUsage=serverAuth" &&
-		_tls_cert client "lacuna test client" ca 2 "extendedKeyUsage=clientAuth" &&
+		_tls_cert client "$client_cn" ca 2 "$client_ext" &&
 		_tls_cert expired "lacuna expired client" ca -1 "extendedKeyUsage=clientAuth" &&
 		_tls_cert rogue "lacuna rogue client" other-ca 2 "extendedKeyUsage=clientAuth" ||
 		lt_hard "openssl could not make the test certificates"

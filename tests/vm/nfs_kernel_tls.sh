@@ -10,9 +10,9 @@
 #
 # The test makes a CA, a server certificate for 10.0.2.2 (the address the
 # guest mounts, which tlshd checks against the certificate's IP SANs) and
-# a client certificate, all with openssl. lacunad serves a lacunafs
-# mount over ext4 with two exports: `tls` (xprtsec=tls:mtls) and `clear`
-# (xprtsec=none:tls). One 6.12 boot:
+# a client certificate, all with openssl (tests/lib_tls.sh). lacunad
+# serves a lacunafs mount over ext4 with two exports: `tls`
+# (xprtsec=tls:mtls) and `clear` (xprtsec=none:tls). One 6.12 boot:
 #
 # - tlshd starts on the kernel's handshake netlink family (the tls module
 #   loaded) and logs every handshake it completes.
@@ -49,6 +49,7 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/vm/vm.sh"
 . "$top_srcdir/tests/lib_nfs.sh"
+. "$top_srcdir/tests/lib_tls.sh"
 lt_init
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "RPC-with-TLS is lacunad's"
 nfs_require_server
@@ -79,28 +80,11 @@ mkdir -p "$share"
 cp "$top_srcdir/tests/vm/lock_holder.py" "$top_srcdir/tests/vm/fsx_mini.py" "$share/" ||
 	lt_hard "copying the guest's scripts"
 
-# ---- certificates: a CA, the server (10.0.2.2 for the guest), the client
+# ---- certificates (tests/lib_tls.sh): a CA, the server (10.0.2.2 for
+# the guest), the client (named for lacunad's log of its identity)
 pki="$share/pki"
-mkdir -p "$pki"
-mkcert() { # NAME SUBJECT EXTENSIONS
-	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		-keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>>"$pki/openssl.log" &&
-		printf '%b' "$3" >"$pki/$1.ext" &&
-		openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
-			-CAcreateserial -days 2 -sha256 -extfile "$pki/$1.ext" \
-			-out "$pki/$1.crt" 2>>"$pki/openssl.log"
-}
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -sha256 \
-	-keyout "$pki/ca.key" -out "$pki/ca.crt" -subj "/CN=lacuna test CA" \
-	-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-	2>>"$pki/openssl.log" || lt_hard "openssl: the CA: $(cat "$pki/openssl.log")"
-mkcert server "/CN=10.0.2.2" \
-	"subjectAltName=IP:10.0.2.2,IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n" ||
-	lt_hard "openssl: the server certificate: $(cat "$pki/openssl.log")"
 CLIENT_CN="lacuna-vm-client"
-mkcert client "/CN=$CLIENT_CN" "subjectAltName=DNS:$CLIENT_CN\nextendedKeyUsage=clientAuth\n" ||
-	lt_hard "openssl: the client certificate: $(cat "$pki/openssl.log")"
-chmod 600 "$pki"/*.key
+TLS_SERVER_SANS=IP:10.0.2.2 TLS_CLIENT_NAME=$CLIENT_CN tls_make_certs "$pki"
 cat >"$share/tlshd.conf" <<EOF
 [debug]
 loglevel=1
