@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # `lacuna nfs-get` and `lacuna nfs-map` over RPC-with-TLS (RFC 9289)
-# against lacunad, with certificates made here by openssl (a CA, a server
-# certificate naming 127.0.0.1, a client certificate; another CA that
-# signed neither):
+# against lacunad, with certificates made here by openssl (tests/lib_tls.sh:
+# a CA, a server certificate naming 127.0.0.1, a client certificate;
+# another CA that signed neither):
 #  - usage: --help shows --tls, --ca, --cert, --key; --tls with --rdma and
 #    --key without --cert are usage errors (2);
 #  - a lacunad without a certificate: --tls fails (1) saying that the
@@ -25,6 +25,7 @@
 
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib_nfs.sh"
+. "$top_srcdir/tests/lib_tls.sh"
 lt_init
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's RPC-with-TLS"
 nfs_require_server
@@ -47,28 +48,10 @@ json_field() { # FILE KEY
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
 
-# ---- certificates
+# ---- certificates (tests/lib_tls.sh): ca, server, client; other-ca and
+# rogue (a client's signed by other-ca)
 C=$LT_TMP/certs
-mkdir -p "$C"
-mkcert() { # NAME SUBJECT CA EXTENSIONS
-	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$2" \
-		-keyout "$C/$1.key" -out "$C/$1.csr" 2>/dev/null &&
-		openssl x509 -req -in "$C/$1.csr" -CA "$C/$3.crt" -CAkey "$C/$3.key" \
-			-CAcreateserial -days 2 -out "$C/$1.crt" -extfile <(printf '%s\n' "$4") \
-			2>/dev/null
-}
-mkca() { # NAME SUBJECT
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-		-subj "/CN=$2" -keyout "$C/$1.key" -out "$C/$1.crt" \
-		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
-		2>/dev/null
-}
-mkca ca "lacuna test CA" && mkca other "another CA" &&
-	mkcert srv localhost ca "subjectAltName=DNS:localhost,IP:127.0.0.1
-extendedKeyUsage=serverAuth" &&
-	mkcert cli client1 ca "extendedKeyUsage=clientAuth" &&
-	mkcert rogue client1 other "extendedKeyUsage=clientAuth" ||
-	lt_hard "openssl could not make the certificates"
+tls_make_certs "$C"
 
 # ---- usage
 for cmd in nfs-get nfs-map; do
@@ -79,7 +62,7 @@ for cmd in nfs-get nfs-map; do
 done
 run_lacuna 2 nfs-get --tls --rdma nfs://127.0.0.1/x "$LT_TMP/x"
 lt_check "--tls --rdma: says why" grep -q "do not go together" "$OUT"
-run_lacuna 2 nfs-map --key "$C/cli.key" nfs://127.0.0.1/x
+run_lacuna 2 nfs-map --key "$C/client.key" nfs://127.0.0.1/x
 lt_check "--key without --cert: says why" grep -q -- "--key needs --cert" "$OUT"
 
 # ---- the files: a sparse one in each export, read once (canonical maps)
@@ -117,8 +100,8 @@ PUB=${NFS_EXPORT#/}/pub
 SEC=${NFS_EXPORT#/}/sec
 TLSONLY=${NFS_EXPORT#/}/tlsonly
 cat >"$LT_TMP/tls.conf" <<EOF || lt_hard "write $LT_TMP/tls.conf"
-tls_cert = $C/srv.crt
-tls_key = $C/srv.key
+tls_cert = $C/server.crt
+tls_key = $C/server.key
 tls_ca = $C/ca.crt
 $NFS_EXPORT/pub 127.0.0.1(rw,no_root_squash,xprtsec=none:tls:mtls)
 $NFS_EXPORT/sec 127.0.0.1(rw,no_root_squash,xprtsec=mtls)
@@ -144,13 +127,13 @@ lt_check_eq "nfs-get --read --depth 16 over TLS: SHA-256" "$SUM" "$(nfs_sha256 "
 rm -f "$LT_TMP/got"
 
 # the wrong CA: the server's certificate is refused, nothing copied
-run_lacuna 1 nfs-get --ca "$C/other.crt" "$URL/$PUB/sparse.dat" "$LT_TMP/got"
+run_lacuna 1 nfs-get --ca "$C/other-ca.crt" "$URL/$PUB/sparse.dat" "$LT_TMP/got"
 lt_check "wrong CA: a verification failure with OpenSSL's reason" \
 	grep -q "certificate failed verification: .*certificate" "$OUT"
 lt_check_fails "wrong CA: no copy left" test -e "$LT_TMP/got"
 
 # mutual TLS
-run_lacuna 0 nfs-get --ca "$C/ca.crt" --cert "$C/cli.crt" --key "$C/cli.key" \
+run_lacuna 0 nfs-get --ca "$C/ca.crt" --cert "$C/client.crt" --key "$C/client.key" \
 	"$URL/$SEC/sparse.dat" "$LT_TMP/got"
 lt_check_eq "mtls: SHA-256 of the copy" "$SUM" "$(nfs_sha256 "$LT_TMP/got")"
 lt_check "mtls: says a client certificate was used" grep -q "client certificate" "$OUT"
@@ -173,7 +156,7 @@ lt_check_eq "none:tls:mtls export in the clear: SHA-256" "$SUM" "$(nfs_sha256 "$
 run_lacuna 0 nfs-get --ca "$C/ca.crt" "$URL/$TLSONLY/sparse.dat" "$LT_TMP/got"
 lt_check_eq "tls export over TLS: SHA-256" "$SUM" "$(nfs_sha256 "$LT_TMP/got")"
 rm -f "$LT_TMP/got"
-run_lacuna 1 nfs-get --ca "$C/ca.crt" --cert "$C/cli.crt" --key "$C/cli.key" \
+run_lacuna 1 nfs-get --ca "$C/ca.crt" --cert "$C/client.crt" --key "$C/client.key" \
 	"$URL/$TLSONLY/sparse.dat" "$LT_TMP/got"
 lt_check "tls export, mutual TLS: NFS4ERR_WRONGSEC, says to try without --cert" \
 	grep -q "does not admit mutual TLS.*try --tls without --cert" "$OUT"

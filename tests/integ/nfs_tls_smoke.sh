@@ -2,16 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # RPC-with-TLS (RFC 9289) in lacunad, the smallest end-to-end check
-# (tests/py/nfs_tls_smoke.py over tests/py/lt_nfs4raw.py): a certificate
-# made here with openssl; lacunad with --tls-cert/--tls-key answers the
-# AUTH_TLS probe with STARTTLS, takes a TLS 1.3 handshake from Python's
-# ssl module on the same connection, serves NULL and a COMPOUND
-# (PUTROOTFH, GETATTR) inside TLS, refuses a second probe inside TLS
-# (AUTH_BADCRED) and a client that offers TLS 1.2 only; the statistics
-# count the handshake and the refusal. Without a certificate the probe
-# gets AUTH_ERROR AUTH_BADCRED and the connection goes on in the clear.
+# (tests/py/nfs_tls_smoke.py over tests/py/lt_nfs4raw.py): certificates
+# made here with openssl (tests/lib_tls.sh); lacunad with --tls-cert/
+# --tls-key answers the AUTH_TLS probe with STARTTLS, takes a TLS 1.3
+# handshake from Python's ssl module on the same connection, serves NULL
+# and a COMPOUND (PUTROOTFH, GETATTR) inside TLS, refuses a second probe
+# inside TLS (AUTH_BADCRED) and a client that offers TLS 1.2 only; the
+# statistics count the handshake and the refusal. Without a certificate
+# the probe gets AUTH_ERROR AUTH_BADCRED and the connection goes on in
+# the clear.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib_nfs.sh"
+. "$top_srcdir/tests/lib_tls.sh"
 lt_init
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's own RPC-with-TLS"
 nfs_require_server
@@ -19,17 +21,14 @@ lt_require_cmd python3 openssl
 
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$LT_TMP/stats"; }
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-	-keyout "$LT_TMP/key.pem" -out "$LT_TMP/cert.pem" -subj /CN=localhost \
-	-addext subjectAltName=DNS:localhost 2>"$LT_TMP/openssl.err" ||
-	lt_hard "openssl req: $(cat "$LT_TMP/openssl.err")"
+tls_make_certs "$LT_TMP/certs"
 nfs_make_export plain exp
 
 # with a certificate
-nfs_start "$NFS_EXPORT" --tls-cert "$LT_TMP/cert.pem" --tls-key "$LT_TMP/key.pem" \
+nfs_start "$NFS_EXPORT" --tls-cert "$TLS_CERTS/server.crt" --tls-key "$TLS_CERTS/server.key" \
 	--stats-file "$LT_TMP/stats"
 nfs_run_checks "tls" "$LT_NFS_TIMEOUT" python3 "$top_srcdir/tests/py/nfs_tls_smoke.py" \
-	"$NFS_PORT" tls "$LT_TMP/cert.pem"
+	"$NFS_PORT" tls "$TLS_CERTS/ca.crt"
 lt_check "the log says how records are encrypted" \
 	grep -q "tls: kernel TLS .*records encrypted in user space" "$NFS_LOG"
 lt_check "the log names the connection's protocol" grep -q "tls: connection .*TLSv1.3" "$NFS_LOG"

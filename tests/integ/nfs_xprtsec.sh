@@ -26,10 +26,12 @@
 # STARTTLS), the same exports over TLS: without a client certificate the
 # tls exports serve and the mtls-only one refuses; with a certificate
 # signed by tls_ca the mtls exports serve and, as in nfsd, the tls-only
-# one refuses. The certificates are made here with openssl, never kept.
+# one refuses. The certificates are made here with openssl (tests/lib_tls.sh),
+# never kept.
 . "$top_srcdir/tests/lib.sh"
 lt_init
 . "$top_srcdir/tests/lib_nfs.sh"
+. "$top_srcdir/tests/lib_tls.sh"
 [ "$LT_NFS_SERVER" = lacunad ] || lt_skip "checks lacunad's own options"
 nfs_require_server
 lt_require_cmd python3 openssl
@@ -37,26 +39,12 @@ lt_require_cmd python3 openssl
 XS="$top_srcdir/tests/py/lt_xprtsec.py"
 T="$LT_TMP/x"
 PKI="$LT_TMP/pki"
-mkdir -p "$PKI" || lt_hard "mkdir $PKI"
 for e in none tls mtls nonetls dflt secnone; do
 	mkdir -p "$T/$e" && printf 'export %s\n' "$e" >"$T/$e/file" || lt_hard "make $T/$e"
 done
 
-# ---- certificates: a CA, the server's (for 127.0.0.1), a client's
-mkcert() { # NAME CN [EXT]: NAME.key, NAME.pem signed by the CA
-	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		-keyout "$PKI/$1.key" -subj "/CN=$2" -out "$PKI/$1.csr" 2>/dev/null &&
-		openssl x509 -req -in "$PKI/$1.csr" -CA "$PKI/ca.pem" -CAkey "$PKI/ca.key" \
-			-CAcreateserial -days 2 -out "$PKI/$1.pem" ${3:+-extfile <(printf '%s\n' "$3")} \
-			2>/dev/null
-}
-openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-	-keyout "$PKI/ca.key" -subj "/CN=lacuna test CA" -out "$PKI/ca.pem" 2>/dev/null ||
-	lt_hard "openssl: the CA"
-mkcert server 127.0.0.1 "subjectAltName=IP:127.0.0.1" || lt_hard "openssl: the server's certificate"
-mkcert client "lacuna test client" "extendedKeyUsage=clientAuth" ||
-	lt_hard "openssl: the client's certificate"
-chmod 600 "$PKI"/*.key
+# ---- certificates (tests/lib_tls.sh): a CA, the server's (for 127.0.0.1), a client's
+tls_make_certs "$PKI"
 
 p="${T#/}"
 # the checks over plain TCP: none, none:tls and the default serve; tls, mtls refuse
@@ -66,9 +54,9 @@ PLAIN=("$p/none/file=ok" "$p/tls/file=wrongsec" "$p/mtls/file=wrongsec"
 write_conf() { # XPRTSEC_OF_TLS_EXPORT
 	cat >"$LT_TMP/x.conf" <<EOF || lt_hard "write $LT_TMP/x.conf"
 stats_file = $LT_TMP/stats
-tls_cert = $PKI/server.pem
+tls_cert = $PKI/server.crt
 tls_key = $PKI/server.key
-tls_ca = $PKI/ca.pem
+tls_ca = $PKI/ca.crt
 $T/none 127.0.0.1(insecure,xprtsec=none)
 $T/tls 127.0.0.1(insecure,xprtsec=$1)
 $T/mtls 127.0.0.1(insecure,xprtsec=mtls)
@@ -116,7 +104,7 @@ lt_run_checks "plain TCP after the refused reload" 120 python3 "$XS" "$NFS_PORT"
 
 # ---- RPC-with-TLS, when lacunad speaks it
 tls_ready() {
-	python3 - "$NFS_PORT" "$PKI/ca.pem" <<'PY'
+	python3 - "$NFS_PORT" "$PKI/ca.crt" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests", "py"))
 from lt_nfs4raw import Client
@@ -136,11 +124,11 @@ TLS=no
 tls_ready && TLS=yes
 if [ "$TLS" = yes ]; then
 	lt_run_checks "TLS without a client certificate" 120 python3 "$XS" "$NFS_PORT" \
-		--tls "$PKI/ca.pem" "$p/none/file=wrongsec" "$p/tls/file=ok" \
+		--tls "$PKI/ca.crt" "$p/none/file=wrongsec" "$p/tls/file=ok" \
 		"$p/mtls/file=wrongsec" "$p/nonetls/file=ok" "$p/dflt/file=ok" \
 		"$p/secnone/file=wrongsec" "/=ok"
 	lt_run_checks "TLS with a client certificate (mtls)" 120 python3 "$XS" "$NFS_PORT" \
-		--tls "$PKI/ca.pem" --cert "$PKI/client.pem" --key "$PKI/client.key" \
+		--tls "$PKI/ca.crt" --cert "$PKI/client.crt" --key "$PKI/client.key" \
 		"$p/none/file=wrongsec" "$p/tls/file=wrongsec" "$p/mtls/file=ok" \
 		"$p/nonetls/file=wrongsec" "$p/dflt/file=ok" "$p/secnone/file=wrongsec" "/=ok"
 else
@@ -154,19 +142,19 @@ nfs_stop
 # whose identity the log line gives
 cat >"$LT_TMP/tlsonly.conf" <<EOF || lt_hard "write $LT_TMP/tlsonly.conf"
 stats_file = $LT_TMP/stats
-tls_cert = $PKI/server.pem
+tls_cert = $PKI/server.crt
 tls_key = $PKI/server.key
-tls_ca = $PKI/ca.pem
+tls_ca = $PKI/ca.crt
 $T/tls 127.0.0.1(insecure,xprtsec=tls)
 EOF
 nfs_start --config "$LT_TMP/tlsonly.conf"
 if [ "$TLS" = yes ]; then
-	lt_run_checks "mtls, tls exports only" 120 python3 "$XS" "$NFS_PORT" --tls "$PKI/ca.pem" \
-		--cert "$PKI/client.pem" --key "$PKI/client.key" "/=wrongsec"
+	lt_run_checks "mtls, tls exports only" 120 python3 "$XS" "$NFS_PORT" --tls "$PKI/ca.crt" \
+		--cert "$PKI/client.crt" --key "$PKI/client.key" "/=wrongsec"
 	lt_check "the refusal logged with the client's identity" grep -Eq \
 		"request from 127\.0\.0\.1:[0-9]+ over mtls as '[^']*lacuna test client[^']*' refused \(NFS4ERR_WRONGSEC\): every export admitting it admits it over tls only" \
 		"$NFS_LOG"
-	lt_run_checks "tls, tls exports only" 120 python3 "$XS" "$NFS_PORT" --tls "$PKI/ca.pem" \
+	lt_run_checks "tls, tls exports only" 120 python3 "$XS" "$NFS_PORT" --tls "$PKI/ca.crt" \
 		"/=ok" "$p/tls/file=ok"
 fi
 lt_run_checks "plain TCP, tls exports only" 120 python3 "$XS" "$NFS_PORT" "/=wrongsec"
@@ -191,9 +179,9 @@ lt_check "a tls export without tls_cert" refuses \
 lt_check "--xprtsec mtls without --tls-cert" refuses "xprtsec=mtls needs a certificate" \
 	--export "$T/mtls" --xprtsec mtls
 lt_check "--tls-cert without --tls-key" refuses "tls_cert is set but tls_key is not" \
-	--export "$T/none" --tls-cert "$PKI/server.pem"
+	--export "$T/none" --tls-cert "$PKI/server.crt"
 lt_check "an unreadable key" refuses "tls_key $PKI/nothere.key: open: No such file" \
-	--export "$T/none" --tls-cert "$PKI/server.pem" --tls-key "$PKI/nothere.key"
+	--export "$T/none" --tls-cert "$PKI/server.crt" --tls-key "$PKI/nothere.key"
 lt_check "--xprtsec with an unknown mode" refuses "--xprtsec: 'none:ssl': unknown mode 'ssl'" \
 	--export "$T/none" --xprtsec none:ssl
 lt_check "--xprtsec with a mode twice" refuses "mode 'tls' listed twice" \
