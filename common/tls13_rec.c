@@ -311,22 +311,23 @@ int tls13_seal(struct tls13_conn *c, uint8_t type, const struct iovec *iov, unsi
 	return 0;
 }
 
-int tls13_open(struct tls13_conn *c, uint8_t *rec, size_t reclen, uint8_t *out, size_t *len,
+int tls13_open(struct tls13_conn *c, const uint8_t *rec, size_t reclen, uint8_t *out, size_t *len,
 	       uint8_t *type)
 {
 	struct tls13_dir *d = &c->rx;
 	ssize_t rl = tls13_rec_len(rec, reclen);
+	uint8_t nonce[12], tag[TLS13_TAG];
 	size_t clen, n;
-	uint8_t nonce[12];
 	int ol, fl;
 
 	if (rl < 0 || (size_t)rl != reclen || d->seq == UINT64_MAX)
 		return -EBADMSG;
 	clen = reclen - TLS13_HDR - TLS13_TAG;
+	memcpy(tag, rec + reclen - TLS13_TAG, TLS13_TAG);
 	tls13_nonce(d, nonce);
 	if (!EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nonce, 0) ||
 	    !EVP_DecryptUpdate(d->ctx, NULL, &ol, rec, TLS13_HDR) ||
-	    !EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_SET_TAG, TLS13_TAG, rec + reclen - TLS13_TAG) ||
+	    !EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_SET_TAG, TLS13_TAG, tag) ||
 	    !EVP_DecryptUpdate(d->ctx, out, &ol, rec + TLS13_HDR, (int)clen) ||
 	    !EVP_DecryptFinal_ex(d->ctx, out + ol, &fl))
 		return -EBADMSG;
@@ -374,7 +375,7 @@ static int tls13_handshake(struct tls13_conn *c, const uint8_t *p, size_t len)
 	return 0;
 }
 
-int tls13_recv(struct tls13_conn *c, uint8_t *rec, size_t reclen, uint8_t *out, size_t *len)
+int tls13_recv(struct tls13_conn *c, const uint8_t *rec, size_t reclen, uint8_t *out, size_t *len)
 {
 	uint8_t type;
 
@@ -391,10 +392,12 @@ int tls13_recv(struct tls13_conn *c, uint8_t *rec, size_t reclen, uint8_t *out, 
 	case TLS13_CT_ALERT:
 		if (*len != 2)
 			return -EBADMSG;
-		if (out[1] == SSL3_AD_CLOSE_NOTIFY)
+		if (out[1] == SSL3_AD_CLOSE_NOTIFY) {
 			c->eof = true;
-		else if (out[1] != SSL_AD_USER_CANCELLED)
-			return -EBADMSG;
+		} else if (out[1] != SSL_AD_USER_CANCELLED) {
+			c->alert = out[1] ? out[1] : 255;
+			return -ECONNRESET;
+		}
 		*len = 0;
 		return 0;
 	default:

@@ -80,6 +80,7 @@ struct tls13_conn {
 	bool server;
 	bool ku_send;	       /* a KeyUpdate of ours is due (the peer asked) */
 	bool eof;	       /* close_notify received */
+	uint8_t alert;	       /* the fatal alert received (-ECONNRESET), else 0 */
 	unsigned int ku_recvd; /* KeyUpdates received, for the caller's limits */
 };
 
@@ -116,16 +117,17 @@ int tls13_seal(struct tls13_conn *c, uint8_t type, const struct iovec *iov, unsi
  * type stripped) into @out (TLS13_CIPHER_MAX bytes of room, or @rec +
  * TLS13_HDR for in place), its length in *len, its type in *type.
  */
-int tls13_open(struct tls13_conn *c, uint8_t *rec, size_t reclen, uint8_t *out, size_t *len,
+int tls13_open(struct tls13_conn *c, const uint8_t *rec, size_t reclen, uint8_t *out, size_t *len,
 	       uint8_t *type);
 
 /*
  * tls13_open() and what follows from a record that is not application
  * data. 1 with application data (*len bytes at @out, maybe 0), 0 a
  * record handled here (KeyUpdate, NewSessionTicket, user_canceled) or
- * the end of the stream (c->eof), -EBADMSG.
+ * the end of the stream (c->eof), -ECONNRESET a fatal alert (c->alert),
+ * -EBADMSG.
  */
-int tls13_recv(struct tls13_conn *c, uint8_t *rec, size_t reclen, uint8_t *out, size_t *len);
+int tls13_recv(struct tls13_conn *c, const uint8_t *rec, size_t reclen, uint8_t *out, size_t *len);
 
 /* Seal our KeyUpdate if one is due (into @out, TLS13_OVERHEAD + 5 bytes); its length, or 0. */
 int tls13_send_pending(struct tls13_conn *c, uint8_t *out, size_t *outlen);

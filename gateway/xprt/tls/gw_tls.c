@@ -27,6 +27,7 @@
 #include "gw_tls.h"
 #include "log.h"
 #include "rpc.h"
+#include "tls13_rec.h"
 
 const char *const gw_tls_fail_names[GW_TLS_FAIL_N] = {
 	[GW_TLS_FAIL_TIMEOUT] = "timeout",
@@ -73,7 +74,6 @@ static void gw_tls_msg_cb(int write_p, int version, int content_type, const void
 			  SSL *ssl, void *arg)
 {
 	struct gw_tls_ku *k;
-	struct timespec ts;
 
 	(void)version;
 	(void)arg;
@@ -81,8 +81,14 @@ static void gw_tls_msg_cb(int write_p, int version, int content_type, const void
 	    ((const uint8_t *)buf)[0] != SSL3_MT_KEY_UPDATE)
 		return;
 	k = SSL_get_app_data(ssl);
-	if (!k)
-		return;
+	if (k)
+		gw_tls_ku_note(k);
+}
+
+void gw_tls_ku_note(struct gw_tls_ku *k)
+{
+	struct timespec ts;
+
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (ts.tv_sec - k->since >= 60) {
 		k->since = ts.tv_sec;
@@ -154,6 +160,9 @@ int gw_tls_ctx_new(const struct gw_config *cfg, SSL_CTX **out)
 	}
 	SSL_CTX_set_alpn_select_cb(ctx, gw_tls_alpn_select, NULL);
 	SSL_CTX_set_msg_callback(ctx, gw_tls_msg_cb);
+	if (tls13_capture(ctx)) { /* the records after the handshake are then OpenSSL's */
+		log_err("tls: tls13_capture: %s: records by OpenSSL", strerror(ENOMEM));
+	}
 	*out = ctx;
 	return 0;
 
