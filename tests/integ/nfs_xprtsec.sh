@@ -16,7 +16,9 @@
 # the configuration in use stays. The pseudo root is open over a
 # transport while some export admitting the client is: with tls exports
 # only, PUTROOTFH+GETATTR over plain TCP is refused too (SECINFO_NO_NAME
-# of the root still answers). Configuration errors stop lacunad with a
+# of the root still answers), and over TLS a client with a certificate is
+# refused by those tls-only exports (logged with its identity) while one
+# without is served. Configuration errors stop lacunad with a
 # message (a tls export without a certificate, tls_cert without tls_key,
 # an unreadable key file; --xprtsec with a bad list).
 #
@@ -130,7 +132,9 @@ PY
 write_conf tls
 kill -HUP "$NFS_PID"
 lt_check "reloaded again" lt_wait_for 20 "the reload" reloads_at_least 2
-if tls_ready; then
+TLS=no
+tls_ready && TLS=yes
+if [ "$TLS" = yes ]; then
 	lt_run_checks "TLS without a client certificate" 120 python3 "$XS" "$NFS_PORT" \
 		--tls "$PKI/ca.pem" "$p/none/file=wrongsec" "$p/tls/file=ok" \
 		"$p/mtls/file=wrongsec" "$p/nonetls/file=ok" "$p/dflt/file=ok" \
@@ -145,14 +149,26 @@ fi
 lt_check "server alive" nfs_alive
 nfs_stop
 
-# ---- tls exports only: over plain TCP even the pseudo root is refused
+# ---- tls exports only: over plain TCP even the pseudo root is refused,
+# and (nfsd's meaning of tls) so it is to a client with a certificate,
+# whose identity the log line gives
 cat >"$LT_TMP/tlsonly.conf" <<EOF || lt_hard "write $LT_TMP/tlsonly.conf"
 stats_file = $LT_TMP/stats
 tls_cert = $PKI/server.pem
 tls_key = $PKI/server.key
+tls_ca = $PKI/ca.pem
 $T/tls 127.0.0.1(insecure,xprtsec=tls)
 EOF
 nfs_start --config "$LT_TMP/tlsonly.conf"
+if [ "$TLS" = yes ]; then
+	lt_run_checks "mtls, tls exports only" 120 python3 "$XS" "$NFS_PORT" --tls "$PKI/ca.pem" \
+		--cert "$PKI/client.pem" --key "$PKI/client.key" "/=wrongsec"
+	lt_check "the refusal logged with the client's identity" grep -Eq \
+		"request from 127\.0\.0\.1:[0-9]+ over mtls as '[^']*lacuna test client[^']*' refused \(NFS4ERR_WRONGSEC\): every export admitting it admits it over tls only" \
+		"$NFS_LOG"
+	lt_run_checks "tls, tls exports only" 120 python3 "$XS" "$NFS_PORT" --tls "$PKI/ca.pem" \
+		"/=ok" "$p/tls/file=ok"
+fi
 lt_run_checks "plain TCP, tls exports only" 120 python3 "$XS" "$NFS_PORT" "/=wrongsec"
 nfs_stop
 

@@ -240,6 +240,27 @@ def parse_denied(d):
                 owner=d.opaque())
 
 
+def recv_exact(sock, n):
+    """@n bytes from @sock (EOFError when the server closes first)"""
+    b = b""
+    while len(b) < n:
+        c = sock.recv(n - len(b))
+        if not c:
+            raise EOFError("server closed the connection")
+        b += c
+    return b
+
+
+def recv_record(sock):
+    """One RPC record from @sock, its fragments joined, record marks left out"""
+    data = b""
+    while True:
+        m = struct.unpack(">I", recv_exact(sock, 4))[0]
+        data += recv_exact(sock, m & 0x7fffffff)
+        if m & 0x80000000:
+            return data
+
+
 class Client:
     """One TCP connection; call() sends a COMPOUND and returns
     (status, [[opnum, status, results], ...])."""
@@ -272,6 +293,13 @@ class Client:
 
     def call(self, minor, ops, tag=b"", xid=None):
         """xid: send with this one (a retransmission), else the next"""
+        self.send(minor, ops, tag, xid)
+        return self._reply()
+
+    def send(self, minor, ops, tag=b"", xid=None):
+        """Send a COMPOUND as call() does without waiting for its reply
+        (pipelining: _reply() reads the next one, its xid in reply_xid);
+        returns its xid."""
         if xid is None:
             self.xid += 1
         self.last_xid = self.xid if xid is None else xid
@@ -282,27 +310,16 @@ class Client:
         for name, a in ops:
             rec += u32(OP[name] if isinstance(name, str) else name) + a
         self.s.sendall(u32(0x80000000 | len(rec)) + rec)
-        return self._reply()
+        return self.last_xid
 
     def _recvn(self, n):
-        b = b""
-        while len(b) < n:
-            c = self.s.recv(n - len(b))
-            if not c:
-                raise EOFError("server closed the connection")
-            b += c
-        return b
+        return recv_exact(self.s, n)
 
     def _reply(self):
-        data = b""
-        while True:
-            m = struct.unpack(">I", self._recvn(4))[0]
-            data += self._recvn(m & 0x7fffffff)
-            if m & 0x80000000:
-                break
+        data = recv_record(self.s)
         self.last_len = len(data)  # the reply's size, record marks left out
         d = Dec(data)
-        d.u32()  # xid
+        self.reply_xid = d.u32()
         if d.u32() != 1 or d.u32() != 0:
             raise ValueError("not an accepted reply")
         d.u32()
@@ -347,6 +364,7 @@ class Session:
         if st:
             raise ValueError("CREATE_SESSION: " + errname(st))
         self.sid, self.seq = r[0][2]["sessionid"], 1
+        self.fore = r[0][2]["fore"]  # the fore channel's attributes granted
         self.clientid = ex["clientid"]
         if reclaim_complete:
             self.call([("RECLAIM_COMPLETE", u32(0))])
