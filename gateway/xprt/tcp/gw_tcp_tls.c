@@ -27,25 +27,29 @@
  * counted. The thread gives it back done or failed; a failed one is
  * closed and counted by reason.
  *
- * Records. In GW_CONN_TLS, what io_uring receives is written into the
- * SSL's memory rbio and everything SSL_read gives is fed to the record
- * reassembler as plaintext, exactly as a plain connection's bytes
- * (stalls set the plaintext aside in the spill). Replies are encrypted
- * into c->tx, a large chunk of the pool taken as the replies take theirs
- * (one per connection, sending; when the pool has none, a buffer of
+ * Records. In GW_CONN_TLS the records are common/tls13_rec.h's (c->trec,
+ * from the secrets the handshake's keylog callback kept): whole records
+ * are opened where io_uring received them, into plaintext on the stack,
+ * a record cut by the end of a receive waits in c->rx for its rest, and
+ * the plaintext is fed to the record reassembler exactly as a plain
+ * connection's bytes (stalls set the plaintext aside in the spill).
+ * Replies are sealed straight from their iovecs into c->tx, a large
+ * chunk of the pool taken as the replies take theirs (one per
+ * connection, sending; when the pool has none, a buffer of
  * GW_TCP_TX_HEAP bytes of the heap, so that replies holding chunks can
- * still go and give them back), a
- * record of at most 16 KiB of plaintext at a time and only while the
- * chunk has room for the whole record, so the SSL never has to be told
- * to retry; a reply whose bytes are all encrypted leaves the queue (its
- * chunks go back) and the ciphertext goes out with the same one
- * sendmsg at a time as plain replies. The chunk goes back to the pool
- * when nothing is left to encrypt or send. What the SSL writes by itself
- * (the answer to a KeyUpdate, an alert) goes into the chunk if there is
- * one, else into a small buffer of its own. A close_notify is the end of
- * the stream; a record that does not decrypt, a fatal alert, or more
+ * still go and give them back), a record of at most 16 KiB of plaintext
+ * at a time and only while the chunk has room for it; a reply whose
+ * bytes are all sealed leaves the queue (its chunks go back) and the
+ * ciphertext goes out with the same one sendmsg at a time as plain
+ * replies. The chunk goes back to the pool when nothing is left to seal
+ * or send. Our KeyUpdate (the client asked for one) is sealed at the
+ * start of c->tx before the records that use the next key; close_notify
+ * at the end. A close_notify is the end of the stream; a record that
+ * does not decrypt or breaks TLS 1.3's rules, a fatal alert, or more
  * than GW_TLS_KEYUPDATE_MAX KeyUpdates in a minute closes the
- * connection, counted.
+ * connection, counted. Without the secrets (c->trec NULL) the SSL
+ * carries the records: what io_uring receives goes into its memory
+ * rbio, SSL_write_ex encrypts into c->tx through the tx BIO.
  *
  * Reload. On every tick the loop compares the configuration snapshot
  * with the one its context was made from; a new one makes a new context
