@@ -128,6 +128,13 @@ int gw_tls_ctx_new(const struct gw_config *cfg, SSL_CTX **out)
 	}
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+	if (cfg->tls_prefer_aes128 &&
+	    (!SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+					    "TLS_CHACHA20_POLY1305_SHA256") ||
+	     !SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE))) {
+		log_err("tls: SSL_CTX_set_ciphersuites: %s", gw_tls_err(e, sizeof(e)));
+		goto out_free;
+	}
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	if (SSL_CTX_use_certificate_chain_file(ctx, cfg->tls_cert) != 1) {
 		log_err("tls: SSL_CTX_use_certificate_chain_file %s: %s", cfg->tls_cert,
