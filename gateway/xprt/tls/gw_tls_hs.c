@@ -157,19 +157,31 @@ static int gw_tls_hs_flush(struct gw_tls_hs_job *j)
 }
 
 /* The first bytes of the stream: a TLS handshake record (type 22, version 3.x)? */
-static bool gw_tls_hs_looks_tls(const uint8_t *d, size_t n)
+/*
+ * Do @n bytes at @d, the stream's from byte @at on, go on as a TLS
+ * handshake record begins (22, then 3)? The first byte may come alone.
+ */
+static bool gw_tls_hs_looks_tls(const uint8_t *d, size_t n, uint64_t at)
 {
-	return (n < 1 || d[0] == 22) && (n < 2 || d[1] == 3);
+	size_t i;
+
+	for (i = 0; i < n && at + i < 2; i++)
+		if (d[i] != (at + i ? 3 : 22))
+			return false;
+	return true;
 }
 
 static void gw_tls_hs_in(struct gw_tls_hs_job *j, const uint8_t *d, size_t n)
 {
-	if (!j->checked && !gw_tls_hs_looks_tls(d, n)) {
+	BIO *rb = SSL_get_rbio(j->ssl);
+	uint64_t at = BIO_number_written(rb); /* bytes of the stream before @d */
+
+	if (!j->checked && !gw_tls_hs_looks_tls(d, n, at)) {
 		j->fail = GW_TLS_FAIL_NOT_TLS;
 		return;
 	}
-	j->checked = n >= 2;
-	BIO_write(SSL_get_rbio(j->ssl), d, (int)n);
+	j->checked = at + n >= 2;
+	BIO_write(rb, d, (int)n);
 }
 
 /* Move @j on as far as it goes without waiting: true when it is finished. */
