@@ -41,7 +41,8 @@ int tls13_expand_label(size_t hlen, const uint8_t *secret, const char *label, ui
 	    EVP_PKEY_CTX_set_hkdf_mode(p, EVP_PKEY_HKDEF_MODE_EXPAND_ONLY) > 0 &&
 	    EVP_PKEY_CTX_set_hkdf_md(p, hlen == 32 ? EVP_sha256() : EVP_sha384()) > 0 &&
 	    EVP_PKEY_CTX_set1_hkdf_key(p, secret, (int)hlen) > 0 &&
-	    EVP_PKEY_CTX_add1_hkdf_info(p, info, (int)n) > 0 && EVP_PKEY_derive(p, out, &outlen) > 0)
+	    EVP_PKEY_CTX_add1_hkdf_info(p, info, (int)n) > 0 &&
+	    EVP_PKEY_derive(p, out, &outlen) > 0)
 		rc = 0;
 	EVP_PKEY_CTX_free(p);
 	return rc;
@@ -127,7 +128,8 @@ int tls13_conn_init(struct tls13_conn *c, uint16_t suite, bool server, const uin
 	c->server = server;
 	rc = tls13_dir_init(&c->rx, suite, false, server ? client_secret : server_secret, len);
 	if (!rc)
-		rc = tls13_dir_init(&c->tx, suite, true, server ? server_secret : client_secret, len);
+		rc = tls13_dir_init(&c->tx, suite, true, server ? server_secret : client_secret,
+				    len);
 	if (rc)
 		tls13_conn_free(c);
 	return rc;
@@ -202,7 +204,8 @@ static void tls13_keylog(const SSL *cssl, const char *line)
 		k = OPENSSL_zalloc(sizeof(*k));
 		if (!k || !SSL_set_ex_data(ssl, tls13_idx, k)) {
 			OPENSSL_free(k);
-			return; /* tls13_take() finds no secrets: the caller keeps OpenSSL's records */
+			return; /* tls13_take() finds no secrets: the caller keeps OpenSSL's records
+				 */
 		}
 	}
 	if (client)
@@ -288,8 +291,8 @@ int tls13_seal(struct tls13_conn *c, uint8_t type, const struct iovec *iov, unsi
 		take = iov[i].iov_len - skip;
 		if (take > len)
 			take = len;
-		if (!EVP_EncryptUpdate(d->ctx, out + at, &ol, (const uint8_t *)iov[i].iov_base + skip,
-				       (int)take))
+		if (!EVP_EncryptUpdate(d->ctx, out + at, &ol,
+				       (const uint8_t *)iov[i].iov_base + skip, (int)take))
 			return -EINVAL;
 		at += (size_t)ol;
 		len -= take;
@@ -348,7 +351,8 @@ static int tls13_handshake(struct tls13_conn *c, const uint8_t *p, size_t len)
 
 	while (off < len) {
 		if (len - off < 4)
-			return -EBADMSG; /* a message split over records: not expected after the handshake */
+			return -EBADMSG; /* a message split over records: not expected after the
+					    handshake */
 		ml = (size_t)p[off + 1] << 16 | (size_t)p[off + 2] << 8 | p[off + 3];
 		if (ml > len - off - 4)
 			return -EBADMSG;

@@ -76,7 +76,7 @@ struct tls13_dir {
 
 struct tls13_conn {
 	struct tls13_dir rx, tx;
-	uint16_t suite;	       /* 0x1301, 0x1302, 0x1303 */
+	uint16_t suite; /* 0x1301, 0x1302, 0x1303 */
 	bool server;
 	bool ku_send;	       /* a KeyUpdate of ours is due (the peer asked) */
 	bool eof;	       /* close_notify received */
@@ -101,7 +101,8 @@ int tls13_conn_init(struct tls13_conn *c, uint16_t suite, bool server, const uin
 int tls13_expand_label(size_t hlen, const uint8_t *secret, const char *label, uint8_t *out,
 		       size_t outlen);
 
-/* The whole record's length if @have bytes of @buf hold its header, else 0; -EBADMSG a bad header. */
+/* The whole record's length if @have bytes of @buf hold its header, else 0; -EBADMSG a bad header.
+ */
 ssize_t tls13_rec_len(const uint8_t *buf, size_t have);
 
 /*

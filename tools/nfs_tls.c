@@ -402,8 +402,8 @@ static int io_fail(struct nfs_tls *t, int ret, const char *what, char *err, size
 				? " (give a client certificate: --cert, --key)"
 				: "");
 	if (!ERR_peek_error())
-		return tls_fail(-ECONNABORTED, err, errlen, "%s: SSL_get_error %d, errno %d", what, e,
-				errno);
+		return tls_fail(-ECONNABORTED, err, errlen, "%s: SSL_get_error %d, errno %d", what,
+				e, errno);
 	return tls_fail(-ECONNABORTED, err, errlen, "%s: %s", what, ssl_reason("TLS error"));
 }
 
@@ -411,7 +411,8 @@ static int io_fail(struct nfs_tls *t, int ret, const char *what, char *err, size
 static int own_send_fail(int rc, const char *what, char *err, size_t errlen)
 {
 	if (rc == -EPIPE || rc == -ECONNRESET)
-		return tls_fail(-ECONNRESET, err, errlen, "%s: the server closed the connection", what);
+		return tls_fail(-ECONNRESET, err, errlen, "%s: the server closed the connection",
+				what);
 	if (rc == -EAGAIN || rc == -EWOULDBLOCK)
 		return tls_fail(-ETIMEDOUT, err, errlen, "%s: timed out", what);
 	return tls_fail(rc, err, errlen, "%s: %s", what, strerror(-rc));
@@ -437,7 +438,8 @@ static int own_write(struct nfs_tls *t, const void *buf, size_t len, char *err, 
 	while (off < len) {
 		n = len - off > TLS13_PLAIN_MAX ? TLS13_PLAIN_MAX : len - off;
 		if (tls13_seal(t->rec, TLS13_CT_APPDATA, &v, 1, off, n, t->wbuf + fill, &rl))
-			return tls_fail(-ECONNABORTED, err, errlen, "TLS write: sealing a record failed");
+			return tls_fail(-ECONNABORTED, err, errlen,
+					"TLS write: sealing a record failed");
 		fill += rl;
 		off += n;
 		if (off == len || NFS_TLS_WBUF - fill < TLS13_PLAIN_MAX + TLS13_OVERHEAD) {
@@ -504,7 +506,8 @@ static ssize_t own_read(struct nfs_tls *t, void *buf, size_t len, char *err, siz
 			if (r < 0 && errno == ECONNRESET)
 				return 0;
 			if (r < 0)
-				return tls_fail(-errno, err, errlen, "TLS read: %s", strerror(errno));
+				return tls_fail(-errno, err, errlen, "TLS read: %s",
+						strerror(errno));
 			if (!r)
 				return 0; /* the server closed the connection */
 			t->rlen += (size_t)r;
@@ -524,16 +527,16 @@ static ssize_t own_read(struct nfs_tls *t, void *buf, size_t len, char *err, siz
 			t->plen = rc == 1 ? n : 0;
 		}
 		if (rc == -ECONNRESET)
+			return tls_fail(-ECONNABORTED, err, errlen,
+					"TLS read: the server ended the connection with %s%s",
+					alert_reason(t->rec->alert),
+					t->rec->alert == TLS13_AD_CERTIFICATE_REQUIRED
+						? " (give a client certificate: --cert, --key)"
+						: "");
+		if (rc < 0)
 			return tls_fail(
 				-ECONNABORTED, err, errlen,
-				"TLS read: the server ended the connection with %s%s",
-				alert_reason(t->rec->alert),
-				t->rec->alert == TLS13_AD_CERTIFICATE_REQUIRED
-					? " (give a client certificate: --cert, --key)"
-					: "");
-		if (rc < 0)
-			return tls_fail(-ECONNABORTED, err, errlen,
-					"TLS read: a record that does not decrypt or is not allowed");
+				"TLS read: a record that does not decrypt or is not allowed");
 		rc = own_answer(t, err, errlen);
 		if (rc)
 			return rc;

@@ -86,10 +86,10 @@ struct nfs_tls {
 	struct tls13_conn *rec;
 	int fd;
 	uint8_t *rbuf, *wbuf;
-	size_t roff, rlen;	  /* ciphertext in rbuf not yet opened */
-	uint8_t *plain;		  /* plaintext opened in rbuf not yet read */
+	size_t roff, rlen; /* ciphertext in rbuf not yet opened */
+	uint8_t *plain;	   /* plaintext opened in rbuf not yet read */
 	size_t plen;
-	uint64_t rec_in, rec_out; /* bytes received and sent after the handshake */
+	uint64_t rec_in, rec_out;     /* bytes received and sent after the handshake */
 	uint64_t probe_in, probe_out; /* bytes of the clear-text probe */
 	bool mtls;		      /* a client certificate was offered */
 	char desc[NFS_TLS_DESC_MAX];  /* "TLSv1.3 TLS_AES_256_GCM_SHA384" after the handshake */

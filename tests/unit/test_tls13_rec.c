@@ -341,10 +341,11 @@ static void test_bad_records(void **state)
 				assert_int_equal(tls13_take(p.c, false, &c), 0);
 				v.iov_base = (void *)(bad == 3 ? finished : alert);
 				v.iov_len = bad == 3 ? sizeof(finished) : sizeof(alert);
-				assert_int_equal(tls13_seal(&c, bad == 3 ? TLS13_CT_HANDSHAKE
-									  : TLS13_CT_ALERT,
-							    &v, 1, 0, v.iov_len, rec, &n),
-						 0);
+				assert_int_equal(
+					tls13_seal(&c,
+						   bad == 3 ? TLS13_CT_HANDSHAKE : TLS13_CT_ALERT,
+						   &v, 1, 0, v.iov_len, rec, &n),
+					0);
 				tls13_conn_free(&c);
 			}
 			break;
@@ -364,10 +365,8 @@ static void test_bad_records(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rfc8448_keys),
-		cmocka_unit_test(test_aes128),
-		cmocka_unit_test(test_aes256),
-		cmocka_unit_test(test_chacha),
+		cmocka_unit_test(test_rfc8448_keys), cmocka_unit_test(test_aes128),
+		cmocka_unit_test(test_aes256),	     cmocka_unit_test(test_chacha),
 		cmocka_unit_test(test_bad_records),
 	};
 
