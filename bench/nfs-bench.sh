@@ -114,6 +114,7 @@ LACUNAFS=""
 LACUNAD_THREADS=""
 PERF_DIR=""
 TLS=""
+LACUNAD_SET=()
 
 usage() {
 	cat <<EOF
@@ -143,6 +144,8 @@ this script explains every figure.
   --lacunad-threads N    lacunad --threads N (default: lacunad's own)
   --port-base P          first TCP port tried for the servers (default 26049)
   --perf DIR             profile lacunad and lacunafs after the table
+  --set KEY=VALUE        with --tls: lacunad --set KEY=VALUE (repeatable), e.g.
+                         tls_cipher_preference=aes128
   --tls                  instead: READ and READ_PLUS over RPC-with-TLS
                          against plain TCP, lacunad only (see the top of
                          this script)
@@ -177,6 +180,8 @@ while [ $# -gt 0 ]; do
 	--perf) PERF_DIR=${2:?}; shift ;;
 	--perf=*) PERF_DIR=${1#*=} ;;
 	--tls) TLS=1 ;;
+	--set) LACUNAD_SET+=(--set "${2:?}"); shift ;;
+	--set=*) LACUNAD_SET+=(--set "${1#*=}") ;;
 	-*)
 		usage >&2
 		exit 1
@@ -304,7 +309,7 @@ tls_bench() {
 			conv=notrunc status=none || nb_die "dd into holes90.dat failed"
 	done
 	sync
-	NB_LACUNAD_ARGS=(--tls-cert "$NB_TMP/srv.crt" --tls-key "$NB_TMP/srv.key")
+	NB_LACUNAD_ARGS=(--tls-cert "$NB_TMP/srv.crt" --tls-key "$NB_TMP/srv.key" "${LACUNAD_SET[@]}")
 	nb_start_lacunad lacunad "$LACUNAD" "$NB_MNT" "$LACUNAD_THREADS"
 	WARM="$NB_BACKING/read.dat $NB_BACKING/holes90.dat $NB_MNT/read.dat $NB_MNT/holes90.dat"
 	# shellcheck disable=SC2086 # paths without blanks

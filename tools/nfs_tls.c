@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 
 #include "nfs_tls.h"
 #include "rpc.h"
+#include "tls13_rec.h"
 #include "xdr.h"
 
 #define PROBE_PROG 100003 /* NFS */
@@ -301,6 +303,29 @@ static int handshake_fail(struct nfs_tls *t, char *err, size_t errlen, int ret)
 			ssl_alert() ? "the server sent " : "", ssl_reason("unknown error"));
 }
 
+/*
+ * Records by tls13_rec from now on; when that cannot be, OpenSSL's with
+ * read-ahead: one read(2) per record (header and body, and the start of
+ * the next) instead of two. OpenSSL's buffer then stays one record long:
+ * with a larger one OpenSSL 3.0 moves what it holds beyond each record to
+ * the buffer's start before the next (a memmove of up to the whole buffer
+ * per record, which costs more than it saves).
+ */
+static void own_records(struct nfs_tls *t)
+{
+	t->rec = calloc(1, sizeof(*t->rec));
+	t->rbuf = malloc(NFS_TLS_RBUF);
+	t->wbuf = malloc(NFS_TLS_WBUF);
+	if (!t->rec || !t->rbuf || !t->wbuf || tls13_take(t->ssl, false, t->rec)) {
+		free(t->rec);
+		free(t->rbuf);
+		free(t->wbuf);
+		t->rec = NULL;
+		t->rbuf = t->wbuf = NULL;
+		SSL_set_read_ahead(t->ssl, 1);
+	}
+}
+
 int nfs_tls_start(struct nfs_tls *t, int fd, const struct nfs_tls_opts *o, char *err, size_t errlen)
 {
 	struct sigaction sa;
@@ -311,6 +336,8 @@ int nfs_tls_start(struct nfs_tls *t, int fd, const struct nfs_tls_opts *o, char 
 		signal(SIGPIPE, SIG_IGN);
 	ERR_clear_error();
 	rc = ctx_setup(t, o, err, errlen);
+	if (!rc && tls13_capture(t->ctx))
+		rc = tls_fail(-ENOMEM, err, errlen, "tls13_capture: %s", strerror(ENOMEM));
 	if (rc)
 		goto out_free;
 	rc = probe(t, fd, err, errlen);
@@ -336,6 +363,8 @@ int nfs_tls_start(struct nfs_tls *t, int fd, const struct nfs_tls_opts *o, char 
 	}
 	snprintf(t->desc, sizeof(t->desc), "%s %s", SSL_get_version(t->ssl),
 		 SSL_CIPHER_get_name(SSL_get_current_cipher(t->ssl)));
+	t->fd = fd;
+	own_records(t);
 	return 0;
 
 out_free:
@@ -373,15 +402,155 @@ static int io_fail(struct nfs_tls *t, int ret, const char *what, char *err, size
 				? " (give a client certificate: --cert, --key)"
 				: "");
 	if (!ERR_peek_error())
-		return tls_fail(-ECONNABORTED, err, errlen, "%s: SSL_get_error %d, errno %d", what, e,
-				errno);
+		return tls_fail(-ECONNABORTED, err, errlen, "%s: SSL_get_error %d, errno %d", what,
+				e, errno);
 	return tls_fail(-ECONNABORTED, err, errlen, "%s: %s", what, ssl_reason("TLS error"));
+}
+
+/* A send(2) that failed: a message and an errno. */
+static int own_send_fail(int rc, const char *what, char *err, size_t errlen)
+{
+	if (rc == -EPIPE || rc == -ECONNRESET)
+		return tls_fail(-ECONNRESET, err, errlen, "%s: the server closed the connection",
+				what);
+	if (rc == -EAGAIN || rc == -EWOULDBLOCK)
+		return tls_fail(-ETIMEDOUT, err, errlen, "%s: timed out", what);
+	return tls_fail(rc, err, errlen, "%s: %s", what, strerror(-rc));
+}
+
+static int own_send(struct nfs_tls *t, const uint8_t *p, size_t len, const char *what, char *err,
+		    size_t errlen)
+{
+	int rc = send_all(t->fd, p, len);
+
+	if (rc)
+		return own_send_fail(rc, what, err, errlen);
+	t->rec_out += len;
+	return 0;
+}
+
+static int own_write(struct nfs_tls *t, const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
+	size_t off = 0, fill = 0, n, rl;
+	int rc;
+
+	while (off < len) {
+		n = len - off > TLS13_PLAIN_MAX ? TLS13_PLAIN_MAX : len - off;
+		if (tls13_seal(t->rec, TLS13_CT_APPDATA, &v, 1, off, n, t->wbuf + fill, &rl))
+			return tls_fail(-ECONNABORTED, err, errlen,
+					"TLS write: sealing a record failed");
+		fill += rl;
+		off += n;
+		if (off == len || NFS_TLS_WBUF - fill < TLS13_PLAIN_MAX + TLS13_OVERHEAD) {
+			rc = own_send(t, t->wbuf, fill, "TLS write", err, errlen);
+			if (rc)
+				return rc;
+			fill = 0;
+		}
+	}
+	return 0;
+}
+
+/* Our KeyUpdate, when the server asked for one. */
+static int own_answer(struct nfs_tls *t, char *err, size_t errlen)
+{
+	uint8_t ku[TLS13_OVERHEAD + 5];
+	size_t n;
+
+	if (tls13_send_pending(t->rec, ku, &n))
+		return tls_fail(-ECONNABORTED, err, errlen, "TLS: sealing a KeyUpdate failed");
+	return n ? own_send(t, ku, n, "TLS write", err, errlen) : 0;
+}
+
+/* OpenSSL's words for alert @a ("tlsv1 alert unknown ca"), as its own records would say. */
+static const char *alert_reason(uint8_t a)
+{
+	const char *r = ERR_reason_error_string(ERR_PACK(ERR_LIB_SSL, 0, SSL_AD_REASON_OFFSET + a));
+
+	return r ? r : SSL_alert_desc_string_long(a);
+}
+
+static ssize_t own_read(struct nfs_tls *t, void *buf, size_t len, char *err, size_t errlen)
+{
+	uint8_t *rec;
+	ssize_t rl, r;
+	size_t n;
+	int rc;
+
+	for (;;) {
+		if (t->plen) {
+			n = len < t->plen ? len : t->plen;
+			memcpy(buf, t->plain, n);
+			t->plain += n;
+			t->plen -= n;
+			return (ssize_t)n;
+		}
+		if (t->rec->eof)
+			return 0;
+		rl = tls13_rec_len(t->rbuf + t->roff, t->rlen - t->roff);
+		if (rl < 0)
+			return tls_fail(-ECONNABORTED, err, errlen,
+					"TLS read: the server sent a record that is not TLS 1.3's");
+		if (!rl || t->rlen - t->roff < (size_t)rl) {
+			if (NFS_TLS_RBUF - t->roff < TLS13_REC_MAX) { /* room for a whole record */
+				memmove(t->rbuf, t->rbuf + t->roff, t->rlen - t->roff);
+				t->rlen -= t->roff;
+				t->roff = 0;
+			}
+			r = recv(t->fd, t->rbuf + t->rlen, NFS_TLS_RBUF - t->rlen, 0);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return tls_fail(-ETIMEDOUT, err, errlen, "TLS read: timed out");
+			if (r < 0 && errno == ECONNRESET)
+				return 0;
+			if (r < 0)
+				return tls_fail(-errno, err, errlen, "TLS read: %s",
+						strerror(errno));
+			if (!r)
+				return 0; /* the server closed the connection */
+			t->rlen += (size_t)r;
+			t->rec_in += (uint64_t)r;
+			continue;
+		}
+		rec = t->rbuf + t->roff;
+		t->roff += (size_t)rl;
+		/* straight into the caller's buffer when a whole record fits */
+		if (len >= (size_t)rl - TLS13_HDR - TLS13_TAG) {
+			rc = tls13_recv(t->rec, rec, (size_t)rl, buf, &n);
+			if (rc == 1 && n)
+				return (ssize_t)n;
+		} else {
+			rc = tls13_recv(t->rec, rec, (size_t)rl, rec + TLS13_HDR, &n);
+			t->plain = rec + TLS13_HDR;
+			t->plen = rc == 1 ? n : 0;
+		}
+		if (rc == -ECONNRESET)
+			return tls_fail(-ECONNABORTED, err, errlen,
+					"TLS read: the server ended the connection with %s%s",
+					alert_reason(t->rec->alert),
+					t->rec->alert == TLS13_AD_CERTIFICATE_REQUIRED
+						? " (give a client certificate: --cert, --key)"
+						: "");
+		if (rc < 0)
+			return tls_fail(
+				-ECONNABORTED, err, errlen,
+				"TLS read: a record that does not decrypt or is not allowed");
+		rc = own_answer(t, err, errlen);
+		if (rc)
+			return rc;
+		if (t->roff == t->rlen)
+			t->roff = t->rlen = 0;
+	}
 }
 
 int nfs_tls_write(struct nfs_tls *t, const void *buf, size_t len, char *err, size_t errlen)
 {
 	size_t done = 0;
 
+	if (t->rec)
+		return own_write(t, buf, len, err, errlen);
 	ERR_clear_error();
 	while (done < len) {
 		size_t n;
@@ -401,6 +570,8 @@ ssize_t nfs_tls_read(struct nfs_tls *t, void *buf, size_t len, char *err, size_t
 	size_t n;
 	int ret, rc;
 
+	if (t->rec)
+		return own_read(t, buf, len, err, errlen);
 	ERR_clear_error();
 	errno = 0;
 	ret = SSL_read_ex(t->ssl, buf, len, &n);
@@ -418,16 +589,31 @@ void nfs_tls_wire(const struct nfs_tls *t, uint64_t *in, uint64_t *out)
 		*in += BIO_number_read(SSL_get_rbio(t->ssl));
 		*out += BIO_number_written(SSL_get_wbio(t->ssl));
 	}
+	*in += t->rec_in;
+	*out += t->rec_out;
 }
 
 void nfs_tls_end(struct nfs_tls *t, bool notify)
 {
-	if (t->ssl) {
+	if (t->rec) {
+		uint8_t a[TLS13_OVERHEAD + 2];
+		size_t n;
+
+		/* best effort: a server that is gone does not stop us */
+		if (notify && !tls13_close_notify(t->rec, a, &n) &&
+		    send(t->fd, a, n, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+			t->rec_out += n;
+		tls13_conn_free(t->rec);
+		free(t->rec);
+		free(t->rbuf);
+		free(t->wbuf);
+		t->rec = NULL;
+		t->rbuf = t->wbuf = NULL;
+	} else if (t->ssl && notify) {
 		ERR_clear_error();
-		if (notify)
-			SSL_shutdown(t->ssl);
-		SSL_free(t->ssl);
+		SSL_shutdown(t->ssl);
 	}
+	SSL_free(t->ssl);
 	SSL_CTX_free(t->ctx);
 	ERR_clear_error();
 	t->ssl = NULL;

@@ -25,9 +25,16 @@
  * the verification error for a certificate the client rejects, the
  * alert or library reason for anything else.
  *
- * Stream. nfs_tls_write() writes everything it is given (one TLS record
- * per 16 KiB), nfs_tls_read() returns what one TLS record held. Both
- * block on the socket; a receive timeout set on it (SO_RCVTIMEO) ends a
+ * Stream. After the handshake OpenSSL hands its traffic secrets over and
+ * common/tls13_rec.h carries the records: nfs_tls_write() seals
+ * everything it is given (one TLS record per 16 KiB) into a buffer of a
+ * few records and sends it; nfs_tls_read() receives ciphertext as it
+ * comes (up to NFS_TLS_RBUF at once) and opens one record at a time
+ * straight into the caller's buffer when it has room for a whole record,
+ * else in place. A KeyUpdate of the server is followed (and answered
+ * when asked for), a NewSessionTicket skipped, close_notify is the end.
+ * When the secrets could not be had, OpenSSL carries the records (with
+ * read-ahead). Both block on the socket; a receive timeout set on it (SO_RCVTIMEO) ends a
  * read with -ETIMEDOUT. SIGPIPE is ignored from nfs_tls_start() on when
  * it was at its default (OpenSSL writes to the socket with write(2)):
  * a write to a closed connection is then an error, not the end of the
@@ -66,10 +73,23 @@ struct nfs_tls_opts {
 
 struct ssl_ctx_st;
 struct ssl_st;
+struct tls13_conn;
+
+/* ciphertext received at once, and sent at once (four records) */
+#define NFS_TLS_RBUF (256 * 1024)
+#define NFS_TLS_WBUF (4 * (16384 + 22))
 
 struct nfs_tls {
 	struct ssl_ctx_st *ctx;
 	struct ssl_st *ssl;
+	/* after the handshake, records by common/tls13_rec.h (NULL: by OpenSSL) */
+	struct tls13_conn *rec;
+	int fd;
+	uint8_t *rbuf, *wbuf;
+	size_t roff, rlen; /* ciphertext in rbuf not yet opened */
+	uint8_t *plain;	   /* plaintext opened in rbuf not yet read */
+	size_t plen;
+	uint64_t rec_in, rec_out;     /* bytes received and sent after the handshake */
 	uint64_t probe_in, probe_out; /* bytes of the clear-text probe */
 	bool mtls;		      /* a client certificate was offered */
 	char desc[NFS_TLS_DESC_MAX];  /* "TLSv1.3 TLS_AES_256_GCM_SHA384" after the handshake */

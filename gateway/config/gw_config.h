@@ -151,6 +151,7 @@ struct gw_config {
 	char *tls_cert; /* PEM: the server's certificate, its chain after it */
 	char *tls_key;	/* PEM: the private key of tls_cert */
 	char *tls_ca;	/* PEM: CAs a client certificate is verified against (mtls) */
+	bool tls_prefer_aes128; /* tls_cipher_preference = aes128: the server's order */
 	unsigned int tls_handshake_timeout; /* seconds */
 #define GW_TLS_HANDSHAKE_TIMEOUT_MAX 600
 	unsigned int tls_handshakes_max; /* in progress at once */

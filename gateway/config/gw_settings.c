@@ -121,6 +121,12 @@ const struct gw_setting gw_settings[] = {
 	  .help = "the CA certificates (PEM) client certificates are verified against; "
 		  "none: no mutual TLS",
 	  .flag = "tls-ca", .flag_arg = "FILE" },
+	{ .name = "tls_cipher_preference", .type = GW_ST_CHOICE, .flags = GW_SF_SET,
+	  .reload = GW_RELOAD_APPLY,
+	  .choice = { "client", "aes128" }, .off = CFG(tls_prefer_aes128, bool), .def = "client",
+	  .value = "client | aes128",
+	  .help = "the TLS 1.3 cipher suite: the client's choice (Linux asks for AES-256-GCM), or "
+		  "TLS_AES_128_GCM_SHA256 whenever the client offers it (less CPU per byte)" },
 
 	/* LIMITS */
 	LIMIT("max_connections", GW_SF_AUTO, GW_CONNS_MIN, GW_CONNS_MAX, max_conns,

@@ -21,7 +21,9 @@
 #    certificate, a certificate of the other CA, and a connection in the
 #    clear are refused (1, NFS4ERR_WRONGSEC with a hint naming the options),
 #    while `pub` still serves a connection in the clear; a third export,
-#    `tlsonly` (xprtsec=tls), serves TLS and refuses mutual TLS, as nfsd.
+#    `tlsonly` (xprtsec=tls), serves TLS and refuses mutual TLS, as nfsd;
+#  - the cipher suite is the client's (AES-256-GCM) unless
+#    tls_cipher_preference = aes128, with which it is AES-128-GCM.
 
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/lib_nfs.sh"
@@ -114,6 +116,8 @@ URL=nfs://127.0.0.1:$NFS_PORT
 run_lacuna 0 nfs-get --ca "$C/ca.crt" "$URL/$PUB/sparse.dat" "$LT_TMP/got"
 lt_check_eq "nfs-get --ca: SHA-256 of the copy" "$SUM" "$(nfs_sha256 "$LT_TMP/got")"
 lt_check "nfs-get --ca: READ_PLUS over TLS 1.3" grep -q "with READ_PLUS over TLSv1.3" "$OUT"
+lt_check "nfs-get --ca: the client's cipher suite (AES-256-GCM) by default" \
+	grep -q "over TLSv1.3 TLS_AES_256_GCM_SHA384" "$OUT"
 lt_check "nfs-get --ca: reports the file's holes ($HOLES bytes)" \
 	grep -q "holes $HOLES " "$OUT"
 lt_check "nfs-get --ca: the holes stay holes in the copy" \
@@ -161,5 +165,17 @@ run_lacuna 1 nfs-get --ca "$C/ca.crt" --cert "$C/client.crt" --key "$C/client.ke
 lt_check "tls export, mutual TLS: NFS4ERR_WRONGSEC, says to try without --cert" \
 	grep -q "does not admit mutual TLS.*try --tls without --cert" "$OUT"
 lt_check "server alive" nfs_alive
+nfs_stop
+
+# tls_cipher_preference = aes128: AES-128-GCM although the client asks for AES-256 first
+echo "tls_cipher_preference = aes128" >>"$LT_TMP/tls.conf" || lt_hard "write $LT_TMP/tls.conf"
+nfs_start --config "$LT_TMP/tls.conf"
+URL=nfs://127.0.0.1:$NFS_PORT
+rm -f "$LT_TMP/got"
+run_lacuna 0 nfs-get --ca "$C/ca.crt" "$URL/$PUB/sparse.dat" "$LT_TMP/got"
+lt_check "tls_cipher_preference = aes128: TLS_AES_128_GCM_SHA256" \
+	grep -q "over TLSv1.3 TLS_AES_128_GCM_SHA256" "$OUT"
+lt_check_eq "tls_cipher_preference = aes128: SHA-256 of the copy" "$SUM" \
+	"$(nfs_sha256 "$LT_TMP/got")"
 nfs_stop
 lt_done

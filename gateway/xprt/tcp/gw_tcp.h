@@ -18,6 +18,7 @@
 
 #include "gw_limits.h"
 #include "gw_tls.h"
+#include "tls13_rec.h"
 #include "htable.h"
 #include "list.h"
 #include "gw_worker.h"
@@ -127,6 +128,10 @@ struct gw_conn {
 	bool tx_chunk;
 	bool notified; /* close_notify written */
 	struct gw_tls_ku ku;
+	/* records by common/tls13_rec.h after the handshake (NULL: by the SSL) */
+	struct tls13_conn *trec;
+	uint8_t *rx; /* a record received in part: TLS13_REC_MAX bytes */
+	size_t rx_len;
 
 	struct gw_flow flow; /* its requests waiting for a worker */
 	/* all: by last activity, least recent first; pwait: waiting for pool chunks */

@@ -27,25 +27,29 @@
  * counted. The thread gives it back done or failed; a failed one is
  * closed and counted by reason.
  *
- * Records. In GW_CONN_TLS, what io_uring receives is written into the
- * SSL's memory rbio and everything SSL_read gives is fed to the record
- * reassembler as plaintext, exactly as a plain connection's bytes
- * (stalls set the plaintext aside in the spill). Replies are encrypted
- * into c->tx, a large chunk of the pool taken as the replies take theirs
- * (one per connection, sending; when the pool has none, a buffer of
+ * Records. In GW_CONN_TLS the records are common/tls13_rec.h's (c->trec,
+ * from the secrets the handshake's keylog callback kept): whole records
+ * are opened where io_uring received them, into plaintext on the stack,
+ * a record cut by the end of a receive waits in c->rx for its rest, and
+ * the plaintext is fed to the record reassembler exactly as a plain
+ * connection's bytes (stalls set the plaintext aside in the spill).
+ * Replies are sealed straight from their iovecs into c->tx, a large
+ * chunk of the pool taken as the replies take theirs (one per
+ * connection, sending; when the pool has none, a buffer of
  * GW_TCP_TX_HEAP bytes of the heap, so that replies holding chunks can
- * still go and give them back), a
- * record of at most 16 KiB of plaintext at a time and only while the
- * chunk has room for the whole record, so the SSL never has to be told
- * to retry; a reply whose bytes are all encrypted leaves the queue (its
- * chunks go back) and the ciphertext goes out with the same one
- * sendmsg at a time as plain replies. The chunk goes back to the pool
- * when nothing is left to encrypt or send. What the SSL writes by itself
- * (the answer to a KeyUpdate, an alert) goes into the chunk if there is
- * one, else into a small buffer of its own. A close_notify is the end of
- * the stream; a record that does not decrypt, a fatal alert, or more
+ * still go and give them back), a record of at most 16 KiB of plaintext
+ * at a time and only while the chunk has room for it; a reply whose
+ * bytes are all sealed leaves the queue (its chunks go back) and the
+ * ciphertext goes out with the same one sendmsg at a time as plain
+ * replies. The chunk goes back to the pool when nothing is left to seal
+ * or send. Our KeyUpdate (the client asked for one) is sealed at the
+ * start of c->tx before the records that use the next key; close_notify
+ * at the end. A close_notify is the end of the stream; a record that
+ * does not decrypt or breaks TLS 1.3's rules, a fatal alert, or more
  * than GW_TLS_KEYUPDATE_MAX KeyUpdates in a minute closes the
- * connection, counted.
+ * connection, counted. Without the secrets (c->trec NULL) the SSL
+ * carries the records: what io_uring receives goes into its memory
+ * rbio, SSL_write_ex encrypts into c->tx through the tx BIO.
  *
  * Reload. On every tick the loop compares the configuration snapshot
  * with the one its context was made from; a new one makes a new context
@@ -272,6 +276,30 @@ void gw_tcp_tls_settle(struct gw_conn *c)
 	gw_tls_hs_submit(t->hs, j);
 }
 
+static void gw_tcp_tls_own_input(struct gw_conn *c, const uint8_t *d, size_t len);
+
+/*
+ * Records by tls13_rec from now on when the handshake's secrets are at
+ * hand (else the SSL's, as before): what arrived past the client's
+ * Finished is still ciphertext in the SSL's rbio.
+ */
+static void gw_tcp_tls_own(struct gw_conn *c)
+{
+	BIO *rb = SSL_get_rbio(c->ssl);
+	uint8_t buf[4096];
+	int n;
+
+	c->trec = calloc(1, sizeof(*c->trec));
+	if (!c->trec || tls13_take(c->ssl, true, c->trec)) {
+		free(c->trec);
+		c->trec = NULL;
+		gw_tcp_tls_input(c, NULL, 0); /* records that came with the client's Finished */
+		return;
+	}
+	while (!c->closing && (n = BIO_read(rb, buf, sizeof(buf))) > 0)
+		gw_tcp_tls_own_input(c, buf, (size_t)n);
+}
+
 static void gw_tcp_tls_established(struct gw_conn *c, struct gw_tls_hs_job *j)
 {
 	struct gw_tcp *t = c->tcp;
@@ -299,7 +327,7 @@ static void gw_tcp_tls_established(struct gw_conn *c, struct gw_tls_hs_job *j)
 	log_info("tls: connection %llu from %s: %s %s%s%s", (unsigned long long)c->info.id,
 		 net_addr_str(&c->info.peer, a, sizeof(a)), SSL_get_version(c->ssl),
 		 SSL_get_cipher_name(c->ssl), j->mtls ? ", client " : "", j->mtls ? j->peer : "");
-	gw_tcp_tls_input(c, NULL, 0); /* records that came with the client's Finished */
+	gw_tcp_tls_own(c);
 }
 
 void gw_tcp_tls_take(struct gw_tcp *t)
@@ -329,6 +357,119 @@ void gw_tcp_tls_take(struct gw_tcp *t)
 
 /* ---------------------------------------------------------------- records */
 
+/* A buffer for what the connection sends by itself (a KeyUpdate, close_notify). */
+static bool gw_tcp_tls_tx_room(struct gw_conn *c, size_t n)
+{
+	if (!c->tx) {
+		c->tx = malloc(GW_TCP_TX_HEAP);
+		if (!c->tx)
+			return false;
+		c->tx_cap = GW_TCP_TX_HEAP;
+		c->tx_chunk = false;
+	}
+	return c->tx_cap - c->tx_len >= n;
+}
+
+/* Our KeyUpdate when the client asked for one, once the ciphertext buffer has room. */
+static void gw_tcp_tls_own_ctl(struct gw_conn *c)
+{
+	size_t n;
+
+	if (!c->trec->ku_send || !gw_tcp_tls_tx_room(c, TLS13_OVERHEAD + 5))
+		return;
+	if (tls13_send_pending(c->trec, c->tx + c->tx_len, &n)) {
+		gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
+		return;
+	}
+	c->tx_len += n;
+}
+
+/* One whole record. */
+static void gw_tcp_tls_own_rec(struct gw_conn *c, const uint8_t *rec, size_t rl)
+{
+	uint8_t buf[TLS13_CIPHER_MAX];
+	unsigned int ku = c->trec->ku_recvd;
+	size_t n;
+	int r;
+
+	r = tls13_recv(c->trec, rec, rl, buf, &n);
+	if (r < 0) {
+		gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
+		return;
+	}
+	if (c->trec->ku_recvd != ku) {
+		gw_tls_ku_note(&c->ku);
+		if (c->ku.storm) {
+			gw_tcp_tls_fail(c, GW_TLS_FAIL_KEYUPDATE);
+			return;
+		}
+	}
+	if (c->trec->eof)
+		c->rd_eof = true; /* close_notify: the end of the stream */
+	else if (r == 1 && n)
+		gw_conn_input_plain(c, buf, n);
+}
+
+/*
+ * Ciphertext as io_uring received it: whole records are opened where they
+ * lie, into plaintext on the stack; a record cut by the end of @d waits
+ * in c->rx for the rest.
+ */
+static void gw_tcp_tls_own_input(struct gw_conn *c, const uint8_t *d, size_t len)
+{
+	ssize_t rl;
+	size_t n;
+
+	while (len && !c->closing && !c->trec->eof) {
+		if (c->rx_len) {
+			n = c->rx_len < TLS13_HDR ? TLS13_HDR - c->rx_len : 0;
+			if (!n) {
+				rl = tls13_rec_len(c->rx, c->rx_len);
+				if (rl < 0) {
+					gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
+					return;
+				}
+				n = (size_t)rl - c->rx_len;
+			}
+			if (n > len)
+				n = len;
+			memcpy(c->rx + c->rx_len, d, n);
+			c->rx_len += n;
+			d += n;
+			len -= n;
+			rl = tls13_rec_len(c->rx, c->rx_len);
+			if (rl > 0 && c->rx_len == (size_t)rl) {
+				c->rx_len = 0;
+				gw_tcp_tls_own_rec(c, c->rx, (size_t)rl);
+			}
+			continue;
+		}
+		rl = tls13_rec_len(d, len);
+		if (rl < 0) {
+			gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
+			return;
+		}
+		if (!rl || len < (size_t)rl) {
+			if (!c->rx) {
+				c->rx = malloc(TLS13_REC_MAX);
+				if (!c->rx) {
+					log_err("tls: malloc: %s", strerror(ENOMEM));
+					gw_conn_close(c, true, "out of memory");
+					return;
+				}
+			}
+			memcpy(c->rx, d, len);
+			c->rx_len = len;
+			return;
+		}
+		gw_tcp_tls_own_rec(c, d, (size_t)rl);
+		d += rl;
+		len -= (size_t)rl;
+	}
+	if (!c->closing && c->trec->ku_send)
+		gw_conn_kick(c); /* the answer goes out with the next send */
+}
+
 void gw_tcp_tls_input(struct gw_conn *c, const uint8_t *d, size_t len)
 {
 	struct gw_tcp *t = c->tcp;
@@ -338,6 +479,11 @@ void gw_tcp_tls_input(struct gw_conn *c, const uint8_t *d, size_t len)
 
 	if (c->tls != GW_CONN_TLS) {
 		gw_tcp_tls_pre(c, d, len);
+		return;
+	}
+	if (c->trec) {
+		gw_stat_add(&t->srv->stats.tls_bytes_in, len);
+		gw_tcp_tls_own_input(c, d, len);
 		return;
 	}
 	if (len) {
@@ -390,6 +536,41 @@ static void gw_tcp_tls_tx_put(struct gw_conn *c)
 	c->tx_chunk = false;
 }
 
+/*
+ * Seal queued replies straight from their iovecs into c->tx, records of
+ * up to 16 KiB that may span the reply's segments, while it has room.
+ */
+static void gw_tcp_tls_own_encrypt(struct gw_conn *c)
+{
+	const struct iovec *seg;
+	unsigned int nseg, i;
+	size_t total, n, room, rl;
+
+	while (c->sq_head) {
+		seg = xdr_out_iov(&c->sq_head->w.req.reply, &nseg);
+		for (total = 0, i = 0; i < nseg; i++)
+			total += seg[i].iov_len;
+		while (c->sent < total) {
+			room = c->tx_cap - c->tx_len;
+			if (room < TLS13_OVERHEAD + 1024)
+				return; /* full: the rest after this send */
+			n = total - c->sent;
+			if (n > TLS13_PLAIN_MAX)
+				n = TLS13_PLAIN_MAX;
+			if (n > room - TLS13_OVERHEAD)
+				n = room - TLS13_OVERHEAD;
+			if (tls13_seal(c->trec, TLS13_CT_APPDATA, seg, nseg, c->sent, n,
+				       c->tx + c->tx_len, &rl)) {
+				gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
+				return;
+			}
+			c->tx_len += rl;
+			c->sent += n;
+		}
+		gw_conn_sq_pop(c);
+	}
+}
+
 /* Encrypt queued replies into c->tx while it has room for a whole record. */
 static void gw_tcp_tls_encrypt(struct gw_conn *c)
 {
@@ -400,7 +581,8 @@ static void gw_tcp_tls_encrypt(struct gw_conn *c)
 	void *chunk;
 
 	if (!c->sq_head) {
-		gw_tcp_tls_tx_put(c); /* nothing more to encrypt */
+		if (!c->tx_len)
+			gw_tcp_tls_tx_put(c); /* nothing more to encrypt, nothing to send */
 		return;
 	}
 	/*
@@ -410,7 +592,7 @@ static void gw_tcp_tls_encrypt(struct gw_conn *c)
 	 * go on through a small buffer of the heap: they hold chunks that
 	 * only their sending gives back.
 	 */
-	if (!c->tx_chunk && !chunk_get(t->large, NULL, &chunk)) {
+	if (!c->tx_chunk && !c->tx_len && !chunk_get(t->large, NULL, &chunk)) {
 		free(c->tx);
 		c->tx = chunk;
 		c->tx_cap = t->large_size;
@@ -423,6 +605,10 @@ static void gw_tcp_tls_encrypt(struct gw_conn *c)
 			return;
 		}
 		c->tx_cap = GW_TCP_TX_HEAP;
+	}
+	if (c->trec) {
+		gw_tcp_tls_own_encrypt(c);
+		return;
 	}
 	while (c->sq_head) {
 		seg = xdr_out_iov(&c->sq_head->w.req.reply, &nseg);
@@ -476,6 +662,11 @@ void gw_tcp_tls_send(struct gw_conn *c)
 	} else if (c->tls == GW_CONN_TLS) {
 		if (c->tx_off == c->tx_len) {
 			c->tx_off = c->tx_len = 0;
+			if (c->trec && c->trec->ku_send) {
+				gw_tcp_tls_own_ctl(c); /* before records sealed with the next key */
+				if (c->closing)
+					return;
+			}
 			gw_tcp_tls_encrypt(c);
 			if (c->closing || c->tx_off == c->tx_len)
 				return;
@@ -510,7 +701,14 @@ bool gw_tcp_tls_linger(struct gw_conn *c)
 {
 	if (c->tls != GW_CONN_TLS)
 		return false;
-	if (!c->notified) {
+	if (!c->notified && c->trec) {
+		size_t n;
+
+		c->notified = true; /* close_notify; the peer's is not awaited */
+		if (gw_tcp_tls_tx_room(c, TLS13_OVERHEAD + 2) &&
+		    !tls13_close_notify(c->trec, c->tx + c->tx_len, &n))
+			c->tx_len += n;
+	} else if (!c->notified) {
 		c->notified = true;
 		ERR_clear_error();
 		SSL_shutdown(c->ssl); /* close_notify into c->tx; the peer's is not awaited */
@@ -528,6 +726,14 @@ void gw_tcp_tls_free(struct gw_conn *c)
 			    -1);
 	SSL_free(c->ssl); /* and its BIOs */
 	c->ssl = NULL;
+	if (c->trec) {
+		tls13_conn_free(c->trec);
+		free(c->trec);
+		c->trec = NULL;
+	}
+	free(c->rx);
+	c->rx = NULL;
+	c->rx_len = 0;
 	gw_tcp_tls_tx_put(c);
 	free(c->pre);
 	c->pre = NULL;

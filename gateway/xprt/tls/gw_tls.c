@@ -27,6 +27,7 @@
 #include "gw_tls.h"
 #include "log.h"
 #include "rpc.h"
+#include "tls13_rec.h"
 
 const char *const gw_tls_fail_names[GW_TLS_FAIL_N] = {
 	[GW_TLS_FAIL_TIMEOUT] = "timeout",
@@ -73,7 +74,6 @@ static void gw_tls_msg_cb(int write_p, int version, int content_type, const void
 			  SSL *ssl, void *arg)
 {
 	struct gw_tls_ku *k;
-	struct timespec ts;
 
 	(void)version;
 	(void)arg;
@@ -81,8 +81,14 @@ static void gw_tls_msg_cb(int write_p, int version, int content_type, const void
 	    ((const uint8_t *)buf)[0] != SSL3_MT_KEY_UPDATE)
 		return;
 	k = SSL_get_app_data(ssl);
-	if (!k)
-		return;
+	if (k)
+		gw_tls_ku_note(k);
+}
+
+void gw_tls_ku_note(struct gw_tls_ku *k)
+{
+	struct timespec ts;
+
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (ts.tv_sec - k->since >= 60) {
 		k->since = ts.tv_sec;
@@ -122,6 +128,13 @@ int gw_tls_ctx_new(const struct gw_config *cfg, SSL_CTX **out)
 	}
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+	if (cfg->tls_prefer_aes128 &&
+	    (!SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+					    "TLS_CHACHA20_POLY1305_SHA256") ||
+	     !SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE))) {
+		log_err("tls: SSL_CTX_set_ciphersuites: %s", gw_tls_err(e, sizeof(e)));
+		goto out_free;
+	}
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	if (SSL_CTX_use_certificate_chain_file(ctx, cfg->tls_cert) != 1) {
 		log_err("tls: SSL_CTX_use_certificate_chain_file %s: %s", cfg->tls_cert,
@@ -154,6 +167,9 @@ int gw_tls_ctx_new(const struct gw_config *cfg, SSL_CTX **out)
 	}
 	SSL_CTX_set_alpn_select_cb(ctx, gw_tls_alpn_select, NULL);
 	SSL_CTX_set_msg_callback(ctx, gw_tls_msg_cb);
+	if (tls13_capture(ctx)) { /* the records after the handshake are then OpenSSL's */
+		log_err("tls: tls13_capture: %s: records by OpenSSL", strerror(ENOMEM));
+	}
 	*out = ctx;
 	return 0;
 

@@ -72,6 +72,9 @@ struct gw_tls_ku {
 	bool storm;
 };
 
+/* Count one KeyUpdate received on @k (sets k->storm past GW_TLS_KEYUPDATE_MAX a minute). */
+void gw_tls_ku_note(struct gw_tls_ku *k);
+
 /* A handshake, from the transport to the handshake thread and back. */
 struct gw_tls_hs_job {
 	struct gw_tls_hs_job *next;
