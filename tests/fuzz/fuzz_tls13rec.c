@@ -5,9 +5,11 @@
  * stream of records, opened one by one with tls13_recv() by a record
  * layer keyed with fixed test secrets.
  *
- * Input: byte 0 picks the suite (low two bits: 0x1301, 0x1302, 0x1303)
- * and the role (bit 7: we are the client, else the server); the rest is
- * the stream. Records alternate between opening in place and into a
+ * Input: byte 0 picks the suite (low two bits: 0x1301, 0x1302, 0x1303),
+ * the role (bit 7: we are the client, else the server) and the mode;
+ * the rest is the stream of records, or with bit 6 (sealed mode) a
+ * series of [content type, 16-bit length, plaintext] that the peer
+ * seals first, so that what follows decryption is reached too. Records alternate between opening in place and into a
  * separate buffer. Checked: tls13_rec_len() and tls13_recv() return
  * documented values; application data is at most TLS13_PLAIN_MAX bytes;
  * nothing is received after an error, an alert or close_notify; a
@@ -57,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t out[TLS13_CIPHER_MAX], ku[TLS13_OVERHEAD + 5], kuo[TLS13_CIPHER_MAX];
 	struct tls13_conn c, peer;
 	size_t off = 1, len, kulen;
-	unsigned int nrec = 0, nku = 0;
+	unsigned int nrec = 0, nku = 0, kur;
 	uint8_t *rec;
 	ssize_t rl;
 	int rc;
@@ -66,23 +68,48 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fz_keys(fz_suites[data[0] & 3], !(data[0] & 0x80), &c, &peer);
 	while (off < size) {
-		rl = tls13_rec_len(data + off, size - off);
-		fz_check(rl == 0 || rl == -EBADMSG ||
-				 (rl >= TLS13_HDR + 1 + TLS13_TAG && rl <= TLS13_REC_MAX),
-			 "rec_len out of range");
-		if (rl <= 0 || (size_t)rl > size - off)
-			break;
-		/* the record alone in a buffer of its size, for ASan */
-		rec = malloc((size_t)rl);
-		fz_check(rec != NULL, "malloc");
-		memcpy(rec, data + off, (size_t)rl);
+		if (data[0] & 0x40) {
+			/* sealed mode: the peer seals [type, len16, bytes] so that what
+			   follows decryption (content type, padding, handshake messages,
+			   alerts) is fuzzed too */
+			struct iovec v;
+			size_t pl, sl;
+
+			if (size - off < 3)
+				break;
+			pl = (size_t)data[off + 1] << 8 | data[off + 2];
+			if (pl > TLS13_PLAIN_MAX || pl > size - off - 3)
+				pl = size - off - 3 < TLS13_PLAIN_MAX ? size - off - 3 : TLS13_PLAIN_MAX;
+			v.iov_base = (void *)(data + off + 3);
+			v.iov_len = pl;
+			rec = malloc(pl + TLS13_OVERHEAD);
+			fz_check(rec != NULL, "malloc");
+			fz_check(!tls13_seal(&peer, data[off], &v, 1, 0, pl, rec, &sl) &&
+					 sl == pl + TLS13_OVERHEAD,
+				 "seal");
+			rl = (ssize_t)sl;
+			off += 3 + pl;
+		} else {
+			rl = tls13_rec_len(data + off, size - off);
+			fz_check(rl == 0 || rl == -EBADMSG ||
+					 (rl >= TLS13_HDR + 1 + TLS13_TAG && rl <= TLS13_REC_MAX),
+				 "rec_len out of range");
+			if (rl <= 0 || (size_t)rl > size - off)
+				break;
+			/* the record alone in a buffer of its size, for ASan */
+			rec = malloc((size_t)rl);
+			fz_check(rec != NULL, "malloc");
+			memcpy(rec, data + off, (size_t)rl);
+			off += (size_t)rl;
+		}
+		fz_check(tls13_rec_len(rec, (size_t)rl) == rl, "rec_len of a whole record");
+		kur = c.ku_recvd;
 		len = SIZE_MAX;
 		if (nrec++ & 1)
 			rc = tls13_recv(&c, rec, (size_t)rl, rec + TLS13_HDR, &len);
 		else
 			rc = tls13_recv(&c, rec, (size_t)rl, out, &len);
 		free(rec);
-		off += (size_t)rl;
 		fz_check(rc == 1 || rc == 0 || rc == -EBADMSG || rc == -ECONNRESET, "recv rc");
 		if (rc == 1)
 			fz_check(len <= TLS13_PLAIN_MAX, "too much plaintext");
@@ -96,6 +123,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fz_check(tls13_recv(&c, data, size, out, &len) == -EBADMSG,
 					 "recv after close_notify");
 			break;
+		}
+		if ((data[0] & 0x40) && c.ku_recvd != kur) {
+			/* the peer's write key follows the KeyUpdate it sealed */
+			peer.ku_send = true;
+			fz_check(!tls13_send_pending(&peer, kuo, &kulen), "peer key move");
 		}
 		if (c.ku_send) {
 			/* our KeyUpdate, sealed under the old write key, opens at the peer */
