@@ -9,11 +9,10 @@
  * the role (bit 7: we are the client, else the server) and the mode;
  * the rest is the stream of records, or with bit 6 (sealed mode) a
  * series of [content type, 16-bit length, plaintext] that the peer
- * seals first, so that what follows decryption is reached too. Records alternate between opening in place and into a
- * separate buffer. Checked: tls13_rec_len() and tls13_recv() return
- * documented values; application data is at most TLS13_PLAIN_MAX bytes;
- * nothing is received after an error, an alert or close_notify; a
- * KeyUpdate the peer asked for is sealed and opens at a peer keyed the
+ * seals first, so that what follows decryption is reached too. Records alternate between opening in
+ * place and into a separate buffer. Checked: tls13_rec_len() and tls13_recv() return documented
+ * values; application data is at most TLS13_PLAIN_MAX bytes; nothing is received after an error, an
+ * alert or close_notify; a KeyUpdate the peer asked for is sealed and opens at a peer keyed the
  * same way. Nothing is read or written past the record.
  *
  * Built with -fsanitize=fuzzer it is a libFuzzer target; linked with
@@ -79,7 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			pl = (size_t)data[off + 1] << 8 | data[off + 2];
 			if (pl > TLS13_PLAIN_MAX || pl > size - off - 3)
-				pl = size - off - 3 < TLS13_PLAIN_MAX ? size - off - 3 : TLS13_PLAIN_MAX;
+				pl = size - off - 3 < TLS13_PLAIN_MAX ? size - off - 3
+								      : TLS13_PLAIN_MAX;
 			v.iov_base = (void *)(data + off + 3);
 			v.iov_len = pl;
 			rec = malloc(pl + TLS13_OVERHEAD);
@@ -169,9 +169,9 @@ int main(int argc, char **argv)
 {
 	static const uint8_t ku_req[5] = { 24, 0, 0, 1, 1 }, nst[9] = { 4, 0, 0, 5, 1, 2, 3, 4, 5 };
 	static const uint8_t close_notify[2] = { 1, 0 }, bad_alert[2] = { 2, 40 };
-	static const uint8_t rpc[] = { 0x80, 0, 0, 0x28, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2,
-				       0, 1, 0x86, 0xa3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0,
-				       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	static const uint8_t rpc[] = { 0x80, 0, 0, 0x28, 0,    0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
+				       2,    0, 1, 0x86, 0xa3, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0,
+				       0,    0, 0, 0,	 0,    0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	static uint8_t b[4 * TLS13_REC_MAX];
 	struct tls13_conn me, peer;
 	char name[64];
