@@ -225,6 +225,10 @@ static int ctx_setup(struct nfs_tls *t, const struct nfs_tls_opts *o, char *err,
 	if (!SSL_CTX_set_min_proto_version(t->ctx, TLS1_3_VERSION))
 		return tls_fail(-EINVAL, err, errlen, "SSL_CTX_set_min_proto_version: %s",
 				ssl_reason("failed"));
+	/* exactly the suites common/tls13_rec.h does, in OpenSSL's default order */
+	if (!SSL_CTX_set_ciphersuites(t->ctx, NFS_TLS_SUITES))
+		return tls_fail(-EINVAL, err, errlen, "SSL_CTX_set_ciphersuites: %s",
+				ssl_reason("failed"));
 	SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
 	if (o->ca) {
 		if (!SSL_CTX_load_verify_locations(t->ctx, o->ca, NULL))
@@ -303,27 +307,27 @@ static int handshake_fail(struct nfs_tls *t, char *err, size_t errlen, int ret)
 			ssl_alert() ? "the server sent " : "", ssl_reason("unknown error"));
 }
 
-/*
- * Records by tls13_rec from now on; when that cannot be, OpenSSL's with
- * read-ahead: one read(2) per record (header and body, and the start of
- * the next) instead of two. OpenSSL's buffer then stays one record long:
- * with a larger one OpenSSL 3.0 moves what it holds beyond each record to
- * the buffer's start before the next (a memmove of up to the whole buffer
- * per record, which costs more than it saves).
- */
-static void own_records(struct nfs_tls *t)
+/* Records by tls13_rec from now on: the only record path there is. */
+static int own_records(struct nfs_tls *t, char *err, size_t errlen)
 {
+	int rc = -ENOMEM;
+
 	t->rec = calloc(1, sizeof(*t->rec));
 	t->rbuf = malloc(NFS_TLS_RBUF);
 	t->wbuf = malloc(NFS_TLS_WBUF);
-	if (!t->rec || !t->rbuf || !t->wbuf || tls13_take(t->ssl, false, t->rec)) {
-		free(t->rec);
-		free(t->rbuf);
-		free(t->wbuf);
-		t->rec = NULL;
-		t->rbuf = t->wbuf = NULL;
-		SSL_set_read_ahead(t->ssl, 1);
-	}
+	if (t->rec && t->rbuf && t->wbuf && !(rc = tls13_take(t->ssl, false, t->rec)))
+		return 0;
+	free(t->rec);
+	free(t->rbuf);
+	free(t->wbuf);
+	t->rec = NULL;
+	t->rbuf = t->wbuf = NULL;
+	if (rc != -EINVAL)
+		return tls_fail(rc, err, errlen, "TLS records for %s: %s",
+				SSL_CIPHER_get_name(SSL_get_current_cipher(t->ssl)), strerror(-rc));
+	return tls_fail(-ECONNABORTED, err, errlen,
+			"TLS records for %s: suite not handled or no secrets kept",
+			SSL_CIPHER_get_name(SSL_get_current_cipher(t->ssl)));
 }
 
 int nfs_tls_start(struct nfs_tls *t, int fd, const struct nfs_tls_opts *o, char *err, size_t errlen)
@@ -364,7 +368,9 @@ int nfs_tls_start(struct nfs_tls *t, int fd, const struct nfs_tls_opts *o, char 
 	snprintf(t->desc, sizeof(t->desc), "%s %s", SSL_get_version(t->ssl),
 		 SSL_CIPHER_get_name(SSL_get_current_cipher(t->ssl)));
 	t->fd = fd;
-	own_records(t);
+	rc = own_records(t, err, errlen);
+	if (rc)
+		goto out_free;
 	return 0;
 
 out_free:
@@ -376,36 +382,6 @@ out_free:
 }
 
 /* ------------------------------------------------------------ stream */
-
-/* After a failed SSL_read or SSL_write: a message and an errno. */
-static int io_fail(struct nfs_tls *t, int ret, const char *what, char *err, size_t errlen)
-{
-	int e = SSL_get_error(t->ssl, ret);
-
-	if (e == SSL_ERROR_ZERO_RETURN)
-		return tls_fail(-ECONNRESET, err, errlen, "%s: the server closed the connection",
-				what);
-	if (e == SSL_ERROR_SYSCALL && !ERR_peek_error()) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return tls_fail(-ETIMEDOUT, err, errlen, "%s: timed out", what);
-		if (!errno || errno == ECONNRESET || errno == EPIPE)
-			return tls_fail(-ECONNRESET, err, errlen,
-					"%s: the server closed the connection", what);
-		return tls_fail(-errno, err, errlen, "%s: %s", what, strerror(errno));
-	}
-	/* an alert from the server, or a record that does not decrypt */
-	if (ssl_alert())
-		return tls_fail(
-			-ECONNABORTED, err, errlen, "%s: the server ended the connection with %s%s",
-			what, ssl_reason("an alert"),
-			ERR_GET_REASON(ERR_peek_error()) == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED
-				? " (give a client certificate: --cert, --key)"
-				: "");
-	if (!ERR_peek_error())
-		return tls_fail(-ECONNABORTED, err, errlen, "%s: SSL_get_error %d, errno %d", what,
-				e, errno);
-	return tls_fail(-ECONNABORTED, err, errlen, "%s: %s", what, ssl_reason("TLS error"));
-}
 
 /* A send(2) that failed: a message and an errno. */
 static int own_send_fail(int rc, const char *what, char *err, size_t errlen)
@@ -547,38 +523,12 @@ static ssize_t own_read(struct nfs_tls *t, void *buf, size_t len, char *err, siz
 
 int nfs_tls_write(struct nfs_tls *t, const void *buf, size_t len, char *err, size_t errlen)
 {
-	size_t done = 0;
-
-	if (t->rec)
-		return own_write(t, buf, len, err, errlen);
-	ERR_clear_error();
-	while (done < len) {
-		size_t n;
-		int ret;
-
-		errno = 0;
-		ret = SSL_write_ex(t->ssl, (const uint8_t *)buf + done, len - done, &n);
-		if (ret != 1)
-			return io_fail(t, ret, "TLS write", err, errlen);
-		done += n;
-	}
-	return 0;
+	return own_write(t, buf, len, err, errlen);
 }
 
 ssize_t nfs_tls_read(struct nfs_tls *t, void *buf, size_t len, char *err, size_t errlen)
 {
-	size_t n;
-	int ret, rc;
-
-	if (t->rec)
-		return own_read(t, buf, len, err, errlen);
-	ERR_clear_error();
-	errno = 0;
-	ret = SSL_read_ex(t->ssl, buf, len, &n);
-	if (ret == 1)
-		return (ssize_t)n;
-	rc = io_fail(t, ret, "TLS read", err, errlen);
-	return rc == -ECONNRESET ? 0 : rc;
+	return own_read(t, buf, len, err, errlen);
 }
 
 void nfs_tls_wire(const struct nfs_tls *t, uint64_t *in, uint64_t *out)
@@ -609,9 +559,6 @@ void nfs_tls_end(struct nfs_tls *t, bool notify)
 		free(t->wbuf);
 		t->rec = NULL;
 		t->rbuf = t->wbuf = NULL;
-	} else if (t->ssl && notify) {
-		ERR_clear_error();
-		SSL_shutdown(t->ssl);
 	}
 	SSL_free(t->ssl);
 	SSL_CTX_free(t->ctx);

@@ -33,8 +33,10 @@
  * straight into the caller's buffer when it has room for a whole record,
  * else in place. A KeyUpdate of the server is followed (and answered
  * when asked for), a NewSessionTicket skipped, close_notify is the end.
- * When the secrets could not be had, OpenSSL carries the records (with
- * read-ahead). Both block on the socket; a receive timeout set on it (SO_RCVTIMEO) ends a
+ * This is the one record path: only the suites tls13_rec does are
+ * offered (NFS_TLS_SUITES), and when the secrets cannot be had all the
+ * same (out of memory) nfs_tls_start() fails. Reads and writes block on
+ * the socket; a receive timeout set on it (SO_RCVTIMEO) ends a
  * read with -ETIMEDOUT. SIGPIPE is ignored from nfs_tls_start() on when
  * it was at its default (OpenSSL writes to the socket with write(2)):
  * a write to a closed connection is then an error, not the end of the
@@ -77,6 +79,8 @@ struct tls13_conn;
 
 /* ciphertext received at once, and sent at once (four records) */
 #define NFS_TLS_RBUF (256 * 1024)
+/* The TLS 1.3 suites offered: exactly those common/tls13_rec.h does. */
+#define NFS_TLS_SUITES "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"
 #define NFS_TLS_WBUF (4 * (16384 + 22))
 
 struct nfs_tls {

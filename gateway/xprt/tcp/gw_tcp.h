@@ -116,19 +116,19 @@ struct gw_conn {
 
 	/* RPC-with-TLS (gw_tcp_tls.c) */
 	enum gw_conn_tls tls;
-	SSL *ssl;	     /* GW_CONN_TLS: its rbio a memory BIO, its wbio writes to tx */
+	SSL *ssl;	     /* GW_CONN_TLS: the handshake's result (no record goes through it) */
 	uint8_t probe[GW_TLS_PROBE_REPLY_LEN];
 	uint8_t probe_sent;
 	uint8_t *pre; /* received after the probe, for the handshake */
 	size_t pre_len;
 	/* ciphertext to send: a large chunk of the pool, or GW_TCP_TX_HEAP bytes of
-	 * the heap when the pool has none (or for what the SSL writes by itself) */
+	 * the heap when the pool has none (or for a KeyUpdate, close_notify) */
 	uint8_t *tx;
 	size_t tx_cap, tx_len, tx_off;
 	bool tx_chunk;
 	bool notified; /* close_notify written */
 	struct gw_tls_ku ku;
-	/* records by common/tls13_rec.h after the handshake (NULL: by the SSL) */
+	/* GW_CONN_TLS: the records, by common/tls13_rec.h */
 	struct tls13_conn *trec;
 	uint8_t *rx; /* a record received in part: TLS13_REC_MAX bytes */
 	size_t rx_len;
@@ -185,7 +185,6 @@ struct gw_tcp {
 	struct gw_tls_hs *hs;	    /* the handshake thread, started with the first handshake */
 	unsigned int hs_active;	    /* connections in handshake */
 	unsigned int hs_max, hs_timeout;
-	BIO_METHOD *tx_meth;	    /* the wbio of connections in TLS */
 };
 
 /* gw_tcp.c */

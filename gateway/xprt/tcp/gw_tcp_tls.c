@@ -47,9 +47,13 @@
  * at the end. A close_notify is the end of the stream; a record that
  * does not decrypt or breaks TLS 1.3's rules, a fatal alert, or more
  * than GW_TLS_KEYUPDATE_MAX KeyUpdates in a minute closes the
- * connection, counted. Without the secrets (c->trec NULL) the SSL
- * carries the records: what io_uring receives goes into its memory
- * rbio, SSL_write_ex encrypts into c->tx through the tx BIO.
+ * connection, counted. This is the one record path: the SSL only
+ * holds the handshake's result (its cipher for the log, the records
+ * that came with the client's Finished in its rbio, handed over once),
+ * and nothing is read or written through it afterwards. The contexts
+ * offer only the suites tls13_rec does (gw_tls.c); when tls13_take
+ * fails all the same (out of memory), the connection is closed,
+ * counted as a handshake failure.
  *
  * Reload. On every tick the loop compares the configuration snapshot
  * with the one its context was made from; a new one makes a new context
@@ -61,7 +65,6 @@
  * Threads: everything here runs on the loop thread.
  */
 #include <errno.h>
-#include <openssl/err.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -91,41 +94,6 @@ static void gw_tcp_tls_fail(struct gw_conn *c, enum gw_tls_fail why)
 
 /* ---------------------------------------------------------------- the context */
 
-static int gw_tcp_tx_write(BIO *b, const char *d, int n)
-{
-	struct gw_conn *c = BIO_get_data(b);
-
-	BIO_clear_retry_flags(b);
-	if (n <= 0)
-		return 0;
-	if (!c->tx) {
-		c->tx = malloc(GW_TCP_TX_HEAP);
-		if (!c->tx)
-			return -1;
-		c->tx_cap = GW_TCP_TX_HEAP;
-		c->tx_chunk = false;
-	}
-	if (c->tx_len + (size_t)n > c->tx_cap)
-		return -1; /* never for replies (room is checked first): the SSL fails */
-	memcpy(c->tx + c->tx_len, d, (size_t)n);
-	c->tx_len += (size_t)n;
-	return n;
-}
-
-static long gw_tcp_tx_ctrl(BIO *b, int cmd, long num, void *ptr)
-{
-	(void)b;
-	(void)num;
-	(void)ptr;
-	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
-}
-
-static int gw_tcp_tx_create(BIO *b)
-{
-	BIO_set_init(b, 1);
-	return 1;
-}
-
 void gw_tcp_tls_load(struct gw_tcp *t)
 {
 	struct gw_snap *sn = gw_snap_get(t->srv);
@@ -139,17 +107,6 @@ void gw_tcp_tls_load(struct gw_tcp *t)
 	t->hs_max = sn->cfg->tls_handshakes_max ? sn->cfg->tls_handshakes_max : 64;
 	t->hs_timeout = sn->cfg->tls_handshake_timeout ? sn->cfg->tls_handshake_timeout : 10;
 	if (!gw_tls_ctx_new(sn->cfg, &ctx)) {
-		if (ctx && !t->tx_meth) {
-			t->tx_meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
-						  "lacunad tls tx");
-			if (!t->tx_meth || !BIO_meth_set_write(t->tx_meth, gw_tcp_tx_write) ||
-			    !BIO_meth_set_ctrl(t->tx_meth, gw_tcp_tx_ctrl) ||
-			    !BIO_meth_set_create(t->tx_meth, gw_tcp_tx_create)) {
-				log_err("tls: BIO_meth_new: out of memory: TLS not served");
-				SSL_CTX_free(ctx);
-				ctx = NULL;
-			}
-		}
 		if (ctx && first) {
 			log_info("tls: RPC-with-TLS served (certificate %s%s%s)", sn->cfg->tls_cert,
 				 sn->cfg->tls_ca && *sn->cfg->tls_ca ? ", client certificates from "
@@ -180,8 +137,6 @@ void gw_tcp_tls_fini(struct gw_tcp *t)
 	if (t->tls_snap)
 		gw_snap_put(t->tls_snap);
 	t->tls_snap = NULL;
-	BIO_meth_free(t->tx_meth);
-	t->tx_meth = NULL;
 }
 
 /* ---------------------------------------------------------------- probe and handshake */
@@ -279,23 +234,35 @@ void gw_tcp_tls_settle(struct gw_conn *c)
 static void gw_tcp_tls_own_input(struct gw_conn *c, const uint8_t *d, size_t len);
 
 /*
- * Records by tls13_rec from now on when the handshake's secrets are at
- * hand (else the SSL's, as before): what arrived past the client's
- * Finished is still ciphertext in the SSL's rbio.
+ * Records by tls13_rec from now on, from the handshake's secrets; false
+ * (and the connection closed, a handshake failure) when they cannot be had.
  */
+static bool gw_tcp_tls_keys(struct gw_conn *c)
+{
+	char a[64];
+	int rc = -ENOMEM;
+
+	c->trec = calloc(1, sizeof(*c->trec));
+	if (!c->trec || (rc = tls13_take(c->ssl, true, c->trec))) {
+		log_err("tls: connection %llu from %s: no record layer for %s: %s",
+			(unsigned long long)c->info.id, net_addr_str(&c->info.peer, a, sizeof(a)),
+			SSL_get_cipher_name(c->ssl),
+			rc == -EINVAL ? "suite not handled or no secrets kept" : strerror(-rc));
+		free(c->trec);
+		c->trec = NULL;
+		gw_tcp_tls_fail(c, GW_TLS_FAIL_HANDSHAKE);
+		return false;
+	}
+	return true;
+}
+
+/* What arrived past the client's Finished is still ciphertext in the SSL's rbio. */
 static void gw_tcp_tls_own(struct gw_conn *c)
 {
 	BIO *rb = SSL_get_rbio(c->ssl);
 	uint8_t buf[4096];
 	int n;
 
-	c->trec = calloc(1, sizeof(*c->trec));
-	if (!c->trec || tls13_take(c->ssl, true, c->trec)) {
-		free(c->trec);
-		c->trec = NULL;
-		gw_tcp_tls_input(c, NULL, 0); /* records that came with the client's Finished */
-		return;
-	}
 	while (!c->closing && (n = BIO_read(rb, buf, sizeof(buf))) > 0)
 		gw_tcp_tls_own_input(c, buf, (size_t)n);
 }
@@ -303,19 +270,12 @@ static void gw_tcp_tls_own(struct gw_conn *c)
 static void gw_tcp_tls_established(struct gw_conn *c, struct gw_tls_hs_job *j)
 {
 	struct gw_tcp *t = c->tcp;
-	BIO *wb = BIO_new(t->tx_meth);
 	char a[64];
 
-	if (!wb) {
-		SSL_free(j->ssl);
-		gw_conn_close(c, false, "out of memory");
-		return;
-	}
-	BIO_set_data(wb, c);
 	c->ssl = j->ssl;
-	SSL_set0_wbio(c->ssl, wb);
+	if (!gw_tcp_tls_keys(c))
+		return;
 	c->ku.since = gw_tcp_now();
-	SSL_set_app_data(c->ssl, &c->ku);
 	c->tls = GW_CONN_TLS;
 	/* no request of the connection is out: workers see it with the next one */
 	c->info.xprtsec = j->mtls ? GW_XPRTSEC_MTLS : GW_XPRTSEC_TLS;
@@ -473,51 +433,13 @@ static void gw_tcp_tls_own_input(struct gw_conn *c, const uint8_t *d, size_t len
 void gw_tcp_tls_input(struct gw_conn *c, const uint8_t *d, size_t len)
 {
 	struct gw_tcp *t = c->tcp;
-	uint8_t buf[GW_TLS_REC_PLAIN];
-	size_t n;
-	int err;
 
 	if (c->tls != GW_CONN_TLS) {
 		gw_tcp_tls_pre(c, d, len);
 		return;
 	}
-	if (c->trec) {
-		gw_stat_add(&t->srv->stats.tls_bytes_in, len);
-		gw_tcp_tls_own_input(c, d, len);
-		return;
-	}
-	if (len) {
-		gw_stat_add(&t->srv->stats.tls_bytes_in, len);
-		if (BIO_write(SSL_get_rbio(c->ssl), d, (int)len) != (int)len) {
-			log_err("tls: BIO_write: out of memory");
-			gw_conn_close(c, true, "out of memory");
-			return;
-		}
-	}
-	for (;;) {
-		ERR_clear_error();
-		if (SSL_read_ex(c->ssl, buf, sizeof(buf), &n)) {
-			gw_conn_input_plain(c, buf, n);
-			if (c->closing)
-				return;
-			continue;
-		}
-		err = SSL_get_error(c->ssl, 0);
-		if (err == SSL_ERROR_WANT_READ)
-			break;
-		if (err == SSL_ERROR_ZERO_RETURN) {
-			c->rd_eof = true; /* close_notify: the end of the stream */
-			break;
-		}
-		gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
-		return;
-	}
-	if (c->ku.storm) {
-		gw_tcp_tls_fail(c, GW_TLS_FAIL_KEYUPDATE);
-		return;
-	}
-	if (gw_tcp_tls_tx_pending(c))
-		gw_conn_kick(c); /* what the SSL wrote by itself */
+	gw_stat_add(&t->srv->stats.tls_bytes_in, len);
+	gw_tcp_tls_own_input(c, d, len);
 }
 
 /* The ciphertext buffer goes back (nothing in it is left to send). */
@@ -571,13 +493,10 @@ static void gw_tcp_tls_own_encrypt(struct gw_conn *c)
 	}
 }
 
-/* Encrypt queued replies into c->tx while it has room for a whole record. */
+/* Seal queued replies into c->tx while it has room for a whole record. */
 static void gw_tcp_tls_encrypt(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->tcp;
-	const struct iovec *seg;
-	unsigned int nseg, i;
-	size_t skip, n, w;
 	void *chunk;
 
 	if (!c->sq_head) {
@@ -606,37 +525,7 @@ static void gw_tcp_tls_encrypt(struct gw_conn *c)
 		}
 		c->tx_cap = GW_TCP_TX_HEAP;
 	}
-	if (c->trec) {
-		gw_tcp_tls_own_encrypt(c);
-		return;
-	}
-	while (c->sq_head) {
-		seg = xdr_out_iov(&c->sq_head->w.req.reply, &nseg);
-		skip = c->sent;
-		for (i = 0; i < nseg && skip >= seg[i].iov_len; i++)
-			skip -= seg[i].iov_len;
-		for (; i < nseg; i++, skip = 0) {
-			while (skip < seg[i].iov_len) {
-				if (c->tx_cap - c->tx_len < GW_TLS_REC_OVERHEAD + 1024)
-					return; /* full: the rest after this send */
-				n = seg[i].iov_len - skip;
-				if (n > GW_TLS_REC_PLAIN)
-					n = GW_TLS_REC_PLAIN;
-				if (n > c->tx_cap - c->tx_len - GW_TLS_REC_OVERHEAD)
-					n = c->tx_cap - c->tx_len - GW_TLS_REC_OVERHEAD;
-				ERR_clear_error();
-				if (!SSL_write_ex(c->ssl, (const uint8_t *)seg[i].iov_base + skip,
-						  n, &w) ||
-				    w != n) {
-					gw_tcp_tls_fail(c, GW_TLS_FAIL_RECORD);
-					return;
-				}
-				skip += n;
-				c->sent += n;
-			}
-		}
-		gw_conn_sq_pop(c);
-	}
+	gw_tcp_tls_own_encrypt(c);
 }
 
 void gw_tcp_tls_send(struct gw_conn *c)
@@ -662,7 +551,7 @@ void gw_tcp_tls_send(struct gw_conn *c)
 	} else if (c->tls == GW_CONN_TLS) {
 		if (c->tx_off == c->tx_len) {
 			c->tx_off = c->tx_len = 0;
-			if (c->trec && c->trec->ku_send) {
+			if (c->trec->ku_send) {
 				gw_tcp_tls_own_ctl(c); /* before records sealed with the next key */
 				if (c->closing)
 					return;
@@ -701,17 +590,13 @@ bool gw_tcp_tls_linger(struct gw_conn *c)
 {
 	if (c->tls != GW_CONN_TLS)
 		return false;
-	if (!c->notified && c->trec) {
+	if (!c->notified) {
 		size_t n;
 
 		c->notified = true; /* close_notify; the peer's is not awaited */
 		if (gw_tcp_tls_tx_room(c, TLS13_OVERHEAD + 2) &&
 		    !tls13_close_notify(c->trec, c->tx + c->tx_len, &n))
 			c->tx_len += n;
-	} else if (!c->notified) {
-		c->notified = true;
-		ERR_clear_error();
-		SSL_shutdown(c->ssl); /* close_notify into c->tx; the peer's is not awaited */
 	}
 	return gw_tcp_tls_tx_pending(c) || c->send_busy;
 }
@@ -724,7 +609,7 @@ void gw_tcp_tls_free(struct gw_conn *c)
 		gw_stat_add(c->info.xprtsec == GW_XPRTSEC_MTLS ? &t->srv->stats.tls_conns_mtls
 							       : &t->srv->stats.tls_conns_tls,
 			    -1);
-	SSL_free(c->ssl); /* and its BIOs */
+	SSL_free(c->ssl); /* and its memory BIOs */
 	c->ssl = NULL;
 	if (c->trec) {
 		tls13_conn_free(c->trec);

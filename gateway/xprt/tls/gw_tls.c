@@ -69,22 +69,6 @@ static int gw_tls_alpn_select(SSL *ssl, const unsigned char **out, unsigned char
 	return SSL_TLSEXT_ERR_OK;
 }
 
-/* Counts KeyUpdates received once the connection is the transport's (gw_tls_ku). */
-static void gw_tls_msg_cb(int write_p, int version, int content_type, const void *buf, size_t len,
-			  SSL *ssl, void *arg)
-{
-	struct gw_tls_ku *k;
-
-	(void)version;
-	(void)arg;
-	if (write_p || content_type != SSL3_RT_HANDSHAKE || !len ||
-	    ((const uint8_t *)buf)[0] != SSL3_MT_KEY_UPDATE)
-		return;
-	k = SSL_get_app_data(ssl);
-	if (k)
-		gw_tls_ku_note(k);
-}
-
 void gw_tls_ku_note(struct gw_tls_ku *k)
 {
 	struct timespec ts;
@@ -128,9 +112,13 @@ int gw_tls_ctx_new(const struct gw_config *cfg, SSL_CTX **out)
 	}
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
-	if (cfg->tls_prefer_aes128 &&
-	    (!SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
-					    "TLS_CHACHA20_POLY1305_SHA256") ||
+	/*
+	 * Exactly the suites common/tls13_rec does (OpenSSL's default three,
+	 * whatever openssl.cnf says): the records after the handshake are its.
+	 */
+	if (!SSL_CTX_set_ciphersuites(ctx, cfg->tls_prefer_aes128 ? GW_TLS_SUITES_AES128
+								  : GW_TLS_SUITES) ||
+	    (cfg->tls_prefer_aes128 &&
 	     !SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE))) {
 		log_err("tls: SSL_CTX_set_ciphersuites: %s", gw_tls_err(e, sizeof(e)));
 		goto out_free;
@@ -166,9 +154,9 @@ int gw_tls_ctx_new(const struct gw_config *cfg, SSL_CTX **out)
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
 	}
 	SSL_CTX_set_alpn_select_cb(ctx, gw_tls_alpn_select, NULL);
-	SSL_CTX_set_msg_callback(ctx, gw_tls_msg_cb);
-	if (tls13_capture(ctx)) { /* the records after the handshake are then OpenSSL's */
-		log_err("tls: tls13_capture: %s: records by OpenSSL", strerror(ENOMEM));
+	if (tls13_capture(ctx)) { /* no records without the secrets */
+		log_err("tls: tls13_capture: %s: TLS not served", strerror(ENOMEM));
+		goto out_free;
 	}
 	*out = ctx;
 	return 0;

@@ -29,6 +29,11 @@
 /* Plaintext of one TLS record, and what a record adds to it at most. */
 #define GW_TLS_REC_PLAIN 16384
 #define GW_TLS_REC_OVERHEAD 256
+/* The TLS 1.3 suites offered: exactly those common/tls13_rec.h does, in
+ * OpenSSL's default order, or AES-128 first (tls_cipher_preference = aes128). */
+#define GW_TLS_SUITES "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"
+#define GW_TLS_SUITES_AES128 \
+	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 /* KeyUpdate messages a peer may send per connection per minute before it is closed. */
 #define GW_TLS_KEYUPDATE_MAX 32
 
@@ -64,8 +69,8 @@ void gw_tls_probe_reply(uint32_t xid, uint8_t out[GW_TLS_PROBE_REPLY_LEN]);
 /* Does the kernel offer the tls ULP (kTLS)? Logs which record path is in use. */
 bool gw_tls_ktls_probe(void);
 
-/* KeyUpdates received on one connection: the msg callback counts them once the
- * connection's SSL has this as its app data (SSL_set_app_data). */
+/* KeyUpdates received on one connection (the transport counts those its
+ * records bring). */
 struct gw_tls_ku {
 	unsigned int n;
 	time_t since;
