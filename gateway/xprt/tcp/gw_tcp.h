@@ -265,6 +265,8 @@ void gw_conn_flush_sendq(struct gw_conn *c);
 void gw_conn_new(struct gw_tcp *t, int fd);
 void gw_conn_kick(struct gw_conn *c);
 void gw_conn_close(struct gw_conn *c, bool dropped, const char *why);
+/* The connection's send iovecs, made on its first send; false: out of memory, closed. */
+bool gw_conn_send_iov(struct gw_conn *c);
 /* A completion of operation @op (GW_TCP_OP_*) on @c. */
 void gw_conn_cqe(struct gw_conn *c, unsigned int op, const struct io_uring_cqe *cqe);
 /* Settle every kicked connection, retry the pool waiters; see gw_tcp.c. */

@@ -508,6 +508,20 @@ static void gw_conn_on_recv(struct gw_conn *c, const struct io_uring_cqe *cqe)
 
 /* ---------------------------------------------------------------- sending */
 
+/* The connection's send iovecs, made on its first send; false: out of memory, closed. */
+bool gw_conn_send_iov(struct gw_conn *c)
+{
+	if (c->iov)
+		return true;
+	c->iov = malloc(GW_TCP_SEND_IOV * sizeof(*c->iov));
+	if (!c->iov) {
+		log_err("tcp: malloc: %s", strerror(ENOMEM));
+		gw_conn_close(c, false, "out of memory");
+		return false;
+	}
+	return true;
+}
+
 static void gw_conn_send(struct gw_conn *c)
 {
 	struct gw_tcp *t = c->tcp;
@@ -523,14 +537,8 @@ static void gw_conn_send(struct gw_conn *c)
 	}
 	if (c->send_busy || c->closing || !r)
 		return;
-	if (!c->iov) {
-		c->iov = malloc(GW_TCP_SEND_IOV * sizeof(*c->iov));
-		if (!c->iov) {
-			log_err("tcp: malloc: %s", strerror(ENOMEM));
-			gw_conn_close(c, false, "out of memory");
-			return;
-		}
-	}
+	if (!gw_conn_send_iov(c))
+		return;
 	/* the rest of the head, then whole replies while they fit */
 	seg = xdr_out_iov(&r->w.req.reply, &nseg);
 	while (i < nseg && skip >= seg[i].iov_len)

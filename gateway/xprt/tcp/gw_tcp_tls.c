@@ -535,14 +535,8 @@ void gw_tcp_tls_send(struct gw_conn *c)
 
 	if (c->send_busy || c->closing)
 		return;
-	if (!c->iov) {
-		c->iov = malloc(GW_TCP_SEND_IOV * sizeof(*c->iov));
-		if (!c->iov) {
-			log_err("tcp: malloc: %s", strerror(ENOMEM));
-			gw_conn_close(c, false, "out of memory");
-			return;
-		}
-	}
+	if (!gw_conn_send_iov(c))
+		return;
 	if (c->tls == GW_CONN_STARTTLS) {
 		if (c->probe_sent >= GW_TLS_PROBE_REPLY_LEN)
 			return;
